@@ -1,0 +1,49 @@
+# Everything runs inside the locked uv environment; `hack/install-deps.sh` prepares a fresh machine.
+export UV_PYTHON_DOWNLOADS := never
+UV_RUN := uv run --frozen
+PYTEST := $(UV_RUN) pytest
+
+.PHONY: help deps run test unit e2e lint fmt manifests cluster-binaries cluster-up cluster-down cluster-status
+
+help:
+	@echo "make run            bring up the local control plane and registry, print how to use them"
+	@echo "make test           unit + e2e tests (starts its own control plane)"
+	@echo "make unit | e2e     one half of the tests"
+	@echo "make lint           ruff, mypy, import contracts, generated files up to date"
+	@echo "make cluster-up | cluster-down | cluster-status"
+
+deps:
+	hack/install-deps.sh
+
+run: deps cluster-up
+
+test: deps
+	$(PYTEST) unit e2e
+
+unit: deps
+	$(PYTEST) unit
+
+e2e: deps
+	$(PYTEST) e2e
+
+lint: deps
+	$(UV_RUN) ruff check .
+	$(UV_RUN) ruff format --check .
+	$(UV_RUN) mypy
+	$(UV_RUN) lint-imports
+
+fmt:
+	$(UV_RUN) ruff format .
+	$(UV_RUN) ruff check --fix .
+
+cluster-binaries:
+	$(UV_RUN) python -m hack.controlplane build
+
+cluster-up: deps
+	$(UV_RUN) python -m hack.controlplane up
+
+cluster-down:
+	$(UV_RUN) python -m hack.controlplane down
+
+cluster-status:
+	$(UV_RUN) python -m hack.controlplane status

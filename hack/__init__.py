@@ -1,0 +1,1 @@
+"""Developer tooling: the local control plane build, image tooling, generators and benchmarks."""

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks to build, run and test this project: Debian packages (the
+# distribution registry), uv with the locked Python environment, and the pinned control-plane
+# binaries (built with Go). Safe to run again: each step is skipped when already satisfied.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+UV_VERSION=0.13.9
+DEBIAN_PACKAGES=(docker-registry)
+
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null; then
+    echo "error: install the Debian packages ${missing[*]} (no apt-get here)" >&2; exit 1
+  fi
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "install-deps: installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+command -v python3 >/dev/null && python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+  echo "error: Python >= 3.11 is required" >&2; exit 1; }
+command -v go >/dev/null || {
+  echo "error: the Go toolchain (>= 1.26) is required to build the pinned control plane: install Go" >&2; exit 1; }
+
+if ! command -v uv >/dev/null || [ "$(uv --version | awk '{print $2}')" != "$UV_VERSION" ]; then
+  echo "install-deps: installing uv $UV_VERSION"
+  python3 -m pip install --quiet "uv==$UV_VERSION"
+fi
+export UV_PYTHON_DOWNLOADS=never
+uv sync --frozen --quiet
+uv run --frozen python -m hack.controlplane build >/dev/null

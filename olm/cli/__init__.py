@@ -1,0 +1,1 @@
+"""olmctl, the command-line client."""

@@ -1,0 +1,1 @@
+"""The `operator_controller` process."""

@@ -1,0 +1,94 @@
+"""pytest fixtures for a real control plane and registry, started once per test session.
+
+Enable with `pytest_plugins = ["olm_runtime.testing.pytest_plugin"]` in the top-level conftest.py.
+The binaries are found through the `control_plane_binaries` fixture: by default the directory named
+by `$OLMPY_ASSETS`; override the fixture to build or locate them another way.
+
+Tests share one control plane, so isolate them by namespace (the `namespace` fixture) and by name.
+Every process is stopped at the end of the session, and also if the session is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes_asyncio import client, config
+
+from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
+from olm_runtime.testing.registry import Registry, RegistryOptions
+
+
+@pytest.fixture(scope="session")
+def control_plane_binaries() -> Path:
+    """Directory of the control-plane binaries (`$OLMPY_ASSETS`)."""
+    assets = os.environ.get("OLMPY_ASSETS")
+    if not assets:
+        pytest.fail(
+            "set OLMPY_ASSETS to the directory of the control-plane binaries "
+            "or override the control_plane_binaries fixture"
+        )
+    return Path(assets)
+
+
+@pytest.fixture(scope="session")
+def control_plane(
+    control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ControlPlane]:
+    """A running control plane shared by the whole session."""
+    plane = ControlPlane(
+        ControlPlaneOptions(
+            binary_dir=control_plane_binaries,
+            state_dir=tmp_path_factory.mktemp("controlplane"),
+            tie_to_parent=True,
+        )
+    )
+    plane.up()
+    try:
+        yield plane
+        plane.check()  # a component that died mid-session fails the session loudly
+    finally:
+        plane.down()
+
+
+@pytest.fixture(scope="session")
+def registry(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    """A TLS registry on loopback whose certificate the control plane's CA issued."""
+    reg = Registry(
+        RegistryOptions(
+            state_dir=tmp_path_factory.mktemp("registry"),
+            ca=control_plane.certificate_authority(),
+            tie_to_parent=True,
+        )
+    )
+    reg.up()
+    try:
+        yield reg
+    finally:
+        reg.down()
+
+
+@pytest.fixture(scope="session")
+async def api_client(control_plane: ControlPlane) -> AsyncIterator[client.ApiClient]:
+    """A kubernetes-asyncio client authenticated as the cluster admin."""
+    configuration = client.Configuration()
+    await config.load_kube_config(
+        config_file=str(control_plane.kubeconfig), client_configuration=configuration
+    )
+    async with client.ApiClient(configuration) as api:
+        yield api
+
+
+@pytest.fixture
+async def namespace(api_client: client.ApiClient) -> AsyncIterator[str]:
+    """A fresh namespace for one test, deleted afterwards (deletion is not awaited)."""
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    core = client.CoreV1Api(api_client)
+    await core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    try:
+        yield name
+    finally:
+        await core.delete_namespace(name)
