@@ -10,6 +10,7 @@ help:
 	@echo "make test           unit + e2e tests (starts its own control plane)"
 	@echo "make unit | e2e     one half of the tests"
 	@echo "make lint           ruff, mypy, import contracts, generated files up to date"
+	@echo "make manifests      regenerate the CRDs under manifests/crds from olm/api"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
 deps:
@@ -31,6 +32,10 @@ lint: deps
 	$(UV_RUN) ruff format --check .
 	$(UV_RUN) mypy
 	$(UV_RUN) lint-imports
+	$(UV_RUN) python -m hack.crdgen --check
+
+manifests:
+	$(UV_RUN) python -m hack.crdgen
 
 fmt:
 	$(UV_RUN) ruff format .

@@ -1,0 +1,1 @@
+"""Benchmarks: figures, not tests."""

@@ -1,0 +1,278 @@
+"""ClusterExtension: a package from a catalog, installed and kept up to date on the cluster.
+
+operator-controller resolves the package against the ClusterCatalogs (honouring version range,
+channels, catalog selector and upgrade policy), unpacks the chosen bundle and rolls it out as
+ClusterObjectSet revisions, acting as `spec.serviceAccount` in `spec.namespace`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from olm.api import names, rules
+from olm.api.base import AGE_COLUMN, Model, PrinterColumn, Resource, ResourceInfo, condition_status_column
+from olm.api.markers import PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
+from olm.api.meta import Conditions, LabelSelector, ProgressDeadlineMinutes
+
+__all__ = [
+    "BundleMetadata",
+    "CRDUpgradeSafetyEnforcement",
+    "CRDUpgradeSafetyPreflightConfig",
+    "CatalogFilter",
+    "ClusterExtension",
+    "ClusterExtensionConfig",
+    "ClusterExtensionConfigType",
+    "ClusterExtensionInstallConfig",
+    "ClusterExtensionInstallStatus",
+    "ClusterExtensionSpec",
+    "ClusterExtensionStatus",
+    "ExtensionSourceType",
+    "PreflightConfig",
+    "RevisionStatus",
+    "ServiceAccountReference",
+    "SourceConfig",
+    "UpgradeConstraintPolicy",
+]
+
+VersionRange = Annotated[
+    str,
+    Field(max_length=64),
+    Rule(
+        f"self.matches(r'{rules.VERSION_RANGE}')",
+        "invalid version expression: use a version such as 1.2.3 or a range such as "
+        "'>=1.2.0, <2.0.0', '~1.2', '^1', '1.2.x' or '<1.0 || >=2.0' (no leading zeros, "
+        "at most three version parts, no '-' ranges or '&&')",
+    ),
+]
+Channels = Annotated[
+    list[Annotated[str, Field(max_length=253), rules.dns1123_subdomain("channels entries")]],
+    Field(max_length=256),
+]
+
+
+class ExtensionSourceType(StrEnum):
+    """Where installable content comes from."""
+
+    CATALOG = "Catalog"
+
+
+class UpgradeConstraintPolicy(StrEnum):
+    """Whether the upgrade paths a package author published in the catalog are enforced."""
+
+    CATALOG_PROVIDED = "CatalogProvided"
+    SELF_CERTIFIED = "SelfCertified"
+
+
+class CRDUpgradeSafetyEnforcement(StrEnum):
+    """Whether the CRD upgrade safety check runs before an upgrade."""
+
+    STRICT = "Strict"
+    NONE = "None"
+
+
+class ClusterExtensionConfigType(StrEnum):
+    """How bundle configuration is supplied."""
+
+    INLINE = "Inline"
+
+
+class ServiceAccountReference(Model):
+    """The ServiceAccount every install and upgrade of this extension runs as."""
+
+    name: Annotated[
+        str,
+        Field(max_length=253),
+        rules.immutable("serviceAccount.name"),
+        rules.dns1123_subdomain("serviceAccount.name"),
+    ]
+    """Name of a ServiceAccount in `spec.namespace`, with the permissions to manage every object
+    of the bundle. Immutable: changing the identity of an installation needs a new
+    ClusterExtension."""
+
+
+class CatalogFilter(Model):
+    """Which package to install from the catalogs, and which of its bundles are acceptable."""
+
+    package_name: Annotated[
+        str,
+        Field(max_length=253),
+        rules.immutable("packageName"),
+        rules.dns1123_subdomain("packageName"),
+    ]
+    """Name of the package to install. Immutable."""
+    version: VersionRange | None = None
+    """A version or version range the installed bundle must satisfy; the newest match wins.
+
+    Comparisons are an optional operator (`=`, `!=`, `>`, `<`, `>=`, `=>`, `<=`,
+    `=<`, `~`, `~>`, `^`) and a version with up to three parts, where `x`, `X` or `*`
+    stand for any value, an optional `v` prefix and optional pre-release and build suffixes.
+    Comparisons separated by spaces or commas must all hold; `||` separates alternatives.
+    At most 64 characters. When omitted, the newest version is installed.
+    """
+    channels: Channels | None = None
+    """Channels the bundle must belong to; automatic upgrades follow the upgrade edges of these
+    channels. When omitted, all channels are considered. At most 256 entries."""
+    selector: LabelSelector | None = None
+    """Restricts which ClusterCatalogs are searched, by their labels (every catalog carries
+    `olm.operatorframework.io/metadata.name`). When omitted, all catalogs are searched."""
+    upgrade_constraint_policy: UpgradeConstraintPolicy = UpgradeConstraintPolicy.CATALOG_PROVIDED
+    """`CatalogProvided` (the default) only upgrades along the paths the package author
+    published. `SelfCertified` allows any upgrade or downgrade to a version the other fields
+    accept; only use it after verifying the change yourself, as data loss is possible."""
+
+
+class SourceConfig(Model):
+    """The source of installable content; `sourceType` says which of the other fields is set."""
+
+    model_config = object_rules(
+        Rule(
+            "self.sourceType == 'Catalog' ? has(self.catalog) : !has(self.catalog)",
+            "catalog is required when sourceType is Catalog, and must not be set otherwise",
+        )
+    )
+
+    source_type: ExtensionSourceType
+    """The kind of source. The only value is `Catalog`, which requires `catalog`."""
+    catalog: CatalogFilter | None = None
+    """What to install from the ClusterCatalogs."""
+
+
+class CRDUpgradeSafetyPreflightConfig(Model):
+    """The CRD upgrade safety check: refuses upgrades whose CRD changes could lose data."""
+
+    enforcement: CRDUpgradeSafetyEnforcement = CRDUpgradeSafetyEnforcement.STRICT
+    """`Strict` (the default) runs the check; `None` skips it, which may break existing custom
+    resources."""
+
+
+class PreflightConfig(Model):
+    """Checks that run before an install or upgrade is applied."""
+
+    model_config = object_rules(
+        Rule("has(self.crdUpgradeSafety)", "preflight must set crdUpgradeSafety when present")
+    )
+
+    crd_upgrade_safety: CRDUpgradeSafetyPreflightConfig | None = None
+    """Configures the CRD upgrade safety check."""
+
+
+class ClusterExtensionInstallConfig(Model):
+    """Options for installs and upgrades."""
+
+    model_config = object_rules(Rule("has(self.preflight)", "install must set preflight when present"))
+
+    preflight: PreflightConfig | None = None
+    """Configures the preflight checks; when omitted, every check runs with its defaults."""
+
+
+class ClusterExtensionConfig(Model):
+    """Bundle configuration; `configType` says which of the other fields is set."""
+
+    model_config = object_rules(
+        Rule(
+            "self.configType == 'Inline' ? has(self.inline) : !has(self.inline)",
+            "inline is required when configType is Inline, and must not be set otherwise",
+        )
+    )
+
+    config_type: ClusterExtensionConfigType
+    """How the configuration is supplied. The only value is `Inline`, which requires `inline`."""
+    inline: Annotated[dict[str, Any], Field(min_length=1), PRESERVE_UNKNOWN_FIELDS] | None = None
+    """Configuration values, validated against the schema the bundle declares; for example
+    `watchNamespace` for bundles that can watch a single namespace. Must have at least one
+    property."""
+
+
+class ClusterExtensionSpec(Model):
+    """The package to install and how to install it."""
+
+    namespace: Annotated[
+        str,
+        Field(max_length=63),
+        rules.immutable("namespace"),
+        rules.dns1123_label("namespace"),
+    ]
+    """The namespace the ServiceAccount lives in and namespaced objects of the bundle go to by
+    default. It must exist. Immutable."""
+    service_account: ServiceAccountReference
+    """The ServiceAccount installs and upgrades run as."""
+    source: SourceConfig
+    """Where the content comes from."""
+    install: ClusterExtensionInstallConfig | None = None
+    """Options for installs and upgrades."""
+    config: ClusterExtensionConfig | None = None
+    """Bundle-specific configuration; when omitted, the bundle's defaults apply."""
+    progress_deadline_minutes: ProgressDeadlineMinutes | None = None
+    """Minutes a rollout may take before it is reported as failed (`Progressing` False with
+    reason `ProgressDeadlineExceeded`), from 10 to 720. When omitted, there is no deadline."""
+
+
+class BundleMetadata(Model):
+    """Identifies a bundle: a versioned set of manifests that installs a package."""
+
+    name: Annotated[str, Field(max_length=253), rules.dns1123_subdomain("bundle name")]
+    """Name of the bundle in the catalog."""
+    version: Annotated[
+        str,
+        Field(max_length=256),
+        rules.matches(rules.SEMVER, "bundle version must be a semantic version such as 1.2.3"),
+    ]
+    """Semantic version of the bundle."""
+
+
+class ClusterExtensionInstallStatus(Model):
+    """What is installed."""
+
+    bundle: BundleMetadata
+    """The installed bundle."""
+
+
+class RevisionStatus(Model):
+    """An active ClusterObjectSet revision of the extension."""
+
+    name: Annotated[str, Field(min_length=1, max_length=253)]
+    """Name of the ClusterObjectSet."""
+    conditions: Conditions | None = None
+    """Its `Progressing` and `Available` conditions while it has not yet succeeded."""
+
+
+class ClusterExtensionStatus(Model):
+    """What operator-controller observed and did."""
+
+    conditions: Conditions | None = None
+    """`Installed`: whether a bundle is installed. `Progressing`: whether the extension is moving
+    towards its desired state (Succeeded, RollingOut, Retrying; Blocked or InvalidConfiguration
+    when a change is needed; ProgressDeadlineExceeded). `Available`: mirrored from the installed
+    revision. `PackageDeprecated`, `ChannelDeprecated`, `BundleDeprecated`: deprecation
+    notices from the catalog; `Deprecated` rolls them up."""
+    install: ClusterExtensionInstallStatus | None = None
+    """The installed bundle, once there is one."""
+    active_revisions: Annotated[list[RevisionStatus], ListMap("name")] | None = None
+    """Revisions not yet archived: the installed one and any rolling out."""
+
+
+class ClusterExtension(Resource):
+    """A package installed from a catalog and kept up to date."""
+
+    info: ClassVar[ResourceInfo] = ResourceInfo(
+        kind=names.CLUSTER_EXTENSION,
+        plural="clusterextensions",
+        singular="clusterextension",
+        short_names=("clusterext",),
+        printer_columns=(
+            PrinterColumn(name="Installed Bundle", json_path=".status.install.bundle.name"),
+            PrinterColumn(name="Version", json_path=".status.install.bundle.version"),
+            condition_status_column("Installed"),
+            condition_status_column("Progressing"),
+            AGE_COLUMN,
+        ),
+    )
+
+    kind: Literal["ClusterExtension"] = names.CLUSTER_EXTENSION
+    spec: ClusterExtensionSpec
+    """The desired installation."""
+    status: ClusterExtensionStatus | None = None
+    """The observed state, written by operator-controller."""

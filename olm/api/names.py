@@ -1,0 +1,69 @@
+"""Well-known names of the OLM v1 API: group, version, kinds, labels, Secret type and finalizers.
+
+Every process reads and writes these strings; spelling them once here keeps the controllers, the
+CLI, the tests and the documentation in agreement.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "API_VERSION",
+    "BUNDLE_NAME_LABEL",
+    "BUNDLE_VERSION_LABEL",
+    "CATEGORY",
+    "CLEANUP_CONTENT_MANAGER_CACHE_FINALIZER",
+    "CLEANUP_UNPACK_CACHE_FINALIZER",
+    "CLUSTER_CATALOG",
+    "CLUSTER_EXTENSION",
+    "CLUSTER_OBJECT_SET",
+    "DEFAULT_SYSTEM_NAMESPACE",
+    "DELETE_SERVER_CACHE_FINALIZER",
+    "GROUP",
+    "METADATA_NAME_LABEL",
+    "OBJECT_DATA_SECRET_TYPE",
+    "OWNER_KIND_LABEL",
+    "OWNER_NAME_LABEL",
+    "PACKAGE_NAME_LABEL",
+    "REVISION_NAME_LABEL",
+    "TEARDOWN_FINALIZER",
+    "VERSION",
+]
+
+GROUP: Final = "olm.operatorframework.io"
+VERSION: Final = "v1"
+API_VERSION: Final = f"{GROUP}/{VERSION}"
+CATEGORY: Final = "olm"
+"""`kubectl get olm` lists every object of the three kinds."""
+
+CLUSTER_CATALOG: Final = "ClusterCatalog"
+CLUSTER_EXTENSION: Final = "ClusterExtension"
+CLUSTER_OBJECT_SET: Final = "ClusterObjectSet"
+
+DEFAULT_SYSTEM_NAMESPACE: Final = "olmv1-system"
+"""Where OLM runs and keeps the Secrets behind ClusterObjectSet refs that name no namespace."""
+
+# Labels on ClusterObjectSets (and the objects and Secrets they own) naming their origin.
+OWNER_KIND_LABEL: Final = f"{GROUP}/owner-kind"
+OWNER_NAME_LABEL: Final = f"{GROUP}/owner-name"
+PACKAGE_NAME_LABEL: Final = f"{GROUP}/package-name"
+BUNDLE_NAME_LABEL: Final = f"{GROUP}/bundle-name"
+BUNDLE_VERSION_LABEL: Final = f"{GROUP}/bundle-version"
+REVISION_NAME_LABEL: Final = f"{GROUP}/revision-name"
+"""On Secrets holding ClusterObjectSet content: the revision (ClusterObjectSet) they belong to."""
+
+METADATA_NAME_LABEL: Final = f"{GROUP}/metadata.name"
+"""Set by catalogd on every ClusterCatalog to its own name, so selectors can pick catalogs by name."""
+
+OBJECT_DATA_SECRET_TYPE: Final = f"{GROUP}/object-data"
+"""Type of the immutable Secrets that hold object manifests referenced from ClusterObjectSets."""
+
+CLEANUP_UNPACK_CACHE_FINALIZER: Final = f"{GROUP}/cleanup-unpack-cache"
+"""ClusterExtension: remove the unpacked bundle from the local cache before deletion."""
+CLEANUP_CONTENT_MANAGER_CACHE_FINALIZER: Final = f"{GROUP}/cleanup-contentmanager-cache"
+"""ClusterExtension: stop the watches on installed content before deletion."""
+DELETE_SERVER_CACHE_FINALIZER: Final = f"{GROUP}/delete-server-cache"
+"""ClusterCatalog: delete the stored and served catalog content before deletion."""
+TEARDOWN_FINALIZER: Final = f"{GROUP}/teardown"
+"""ClusterObjectSet: release or delete managed objects before deletion."""

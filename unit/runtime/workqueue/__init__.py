@@ -1,0 +1,1 @@
+"""Tests of olm_runtime.workqueue and olm_runtime.metrics."""
