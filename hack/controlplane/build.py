@@ -74,12 +74,12 @@ def cache_root() -> Path:
     return Path(base) / "bin"
 
 
-def pin_key() -> str:
-    """A digest of every file of every wrapper module: it changes exactly when a pin changes."""
+def pin_key(root: Path = GOMOD_DIR) -> str:
+    """A digest of every file under `root` (wrapper modules): it changes exactly when a pin changes."""
     digest = hashlib.sha256()
-    for path in sorted(GOMOD_DIR.rglob("*")):
+    for path in sorted(root.rglob("*")):
         if path.is_file():
-            digest.update(str(path.relative_to(GOMOD_DIR)).encode())
+            digest.update(str(path.relative_to(root)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -96,13 +96,24 @@ def binary_dir() -> Path:
     return cache_root() / f"{kubernetes_version()}-{pin_key()}"
 
 
-def _go() -> str:
+def go_toolchain() -> str:
     go = shutil.which("go")
     if go is None:
         raise BuildError(
             "the Go toolchain is not on PATH: install Go >= 1.26 (it builds the pinned control plane)"
         )
     return go
+
+
+def go_build(module_dir: Path, packages: tuple[str, ...], output: Path) -> None:
+    """`go build` main packages of a pinned module, statically, into `output` (a directory, or a
+    file path when the one package is the module's own, ".")."""
+    target = str(output) if packages == (".",) else f"{output}/"
+    cmd = [go_toolchain(), "build", "-trimpath", "-ldflags=-s -w", "-o", target, *packages]
+    env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly"}
+    result = subprocess.run(cmd, cwd=module_dir, env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise BuildError(f"go build in {module_dir} failed:\n{result.stderr[-4000:]}")
 
 
 def _log(message: str) -> None:
@@ -129,7 +140,7 @@ def ensure_binaries() -> Path:
     target_dir = binary_dir()
     if all((target_dir / name).is_file() for name in OUTPUTS):
         return target_dir
-    go = _go()
+    go = go_toolchain()
     target_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target_dir.parent))
     started = time.monotonic()
@@ -138,16 +149,9 @@ def ensure_binaries() -> Path:
             names = target.binaries
             _log(f"building {', '.join(names)} from gomod/{target.module}")
             t0 = time.monotonic()
-            cmd = [go, "build", "-trimpath", "-ldflags=-s -w", "-o", f"{staging}/", *target.packages]
             # The module directory is named after the wrapper, not the binary: name "." explicitly.
-            if target.packages == (".",):
-                cmd[cmd.index(f"{staging}/")] = str(staging / target.binaries[0])
-            env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly"}
-            result = subprocess.run(
-                cmd, cwd=GOMOD_DIR / target.module, env=env, capture_output=True, text=True, check=False
-            )
-            if result.returncode != 0:
-                raise BuildError(f"go build in gomod/{target.module} failed:\n{result.stderr[-4000:]}")
+            output = staging / target.binaries[0] if target.packages == (".",) else staging
+            go_build(GOMOD_DIR / target.module, target.packages, output)
             _log(f"built {', '.join(names)} in {time.monotonic() - t0:.1f}s")
         _write_kwok_stages(go, staging / "kwok-stages.yaml")
         if target_dir.exists():

@@ -1,0 +1,99 @@
+"""Fixtures for the client's e2e tests: an admin `Client` and a throwaway CRD."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds, load_config
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.poll import eventually
+
+
+@pytest.fixture
+async def client(control_plane: ControlPlane) -> AsyncIterator[Client]:
+    """The cluster admin, loaded from the control plane's kubeconfig."""
+    config = await load_config(kubeconfig=control_plane.kubeconfig)
+    async with await Client.connect(config, field_manager="e2e-admin") as admin:
+        yield admin
+
+
+def widget_crd(group: str, *, scope: str = "Namespaced") -> dict[str, Any]:
+    """A `Widget` CRD with a status subresource and a validated spec."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer", "minimum": 1},
+                    "color": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+            "status": {
+                "type": "object",
+                "properties": {"phase": {"type": "string"}, "observed": {"type": "integer"}},
+            },
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                    "subresources": {"status": {}},
+                }
+            ],
+        },
+    }
+
+
+async def install_crd(client: Client, crd: dict[str, Any]) -> GroupVersionKind:
+    """Create the CRD and wait until the client's discovery serves its kind."""
+    await client.create(crd)
+    gvk = GroupVersionKind(crd["spec"]["group"], "v1", crd["spec"]["names"]["kind"])
+
+    async def discovered() -> bool:
+        try:
+            await client.resource_for(gvk)
+        except NoKindMatch:
+            return False
+        return True
+
+    await eventually(discovered, what=f"{gvk} to appear in discovery")
+    return gvk
+
+
+@pytest.fixture
+async def widget(client: Client) -> AsyncIterator[GroupVersionKind]:
+    """A namespaced Widget kind in a group unique to the test; yields its GroupVersionKind."""
+    crd = widget_crd(f"g{uuid.uuid4().hex[:8]}.example.com")
+    gvk = await install_crd(client, crd)
+    try:
+        yield gvk
+    finally:
+        with contextlib.suppress(errors.NotFound):
+            await client.delete(kinds.CUSTOM_RESOURCE_DEFINITION, crd["metadata"]["name"])
+
+
+def config_map(namespace: str, name: str, data: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": data or {},
+    }

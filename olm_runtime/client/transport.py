@@ -1,0 +1,362 @@
+"""HTTP to the API server: one connection pool per TLS identity, shared by every client of a process.
+
+A `Transport` sends raw bytes and returns raw bytes; JSON is the caller's business. Two aiohttp
+sessions back each pool: one for ordinary requests (bounded by `RestConfig.max_connections`) and
+one for watches (`max_watch_connections`), because HTTP/1.1 pins a connection per open watch and a
+shared limit would let many watches starve every other request.
+
+Transports made with `with_config` share the pools of the transport they came from; a config that
+differs only in token or impersonation reuses the same connections. Closing any of them closes the
+pools for all of them, so close the one from `create` when the process shuts down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import ssl
+import tempfile
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+from urllib.parse import urlsplit
+
+import aiohttp
+from multidict import CIMultiDict
+
+from olm_runtime.client import _metrics, errors
+from olm_runtime.client.config import RestConfig
+
+__all__ = ["Requester", "Transport"]
+
+_READ_BUFFER = 2**21  # a watch line holds a whole object; etcd allows 1.5 MiB objects
+_MAX_THROTTLE_WAIT = 30.0
+_IDEMPOTENT = frozenset({"GET", "HEAD"})
+
+
+def ssl_context(config: RestConfig) -> ssl.SSLContext:
+    """The TLS context for a config: its CAs, its client certificate, and hostname checks."""
+    context = ssl.create_default_context(
+        cafile=str(config.ca_file) if config.ca_file else None,
+        cadata=config.ca_data.decode() if config.ca_data else None,
+    )
+    if config.insecure_skip_tls_verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if config.client_cert_file:
+        context.load_cert_chain(
+            str(config.client_cert_file), str(config.client_key_file) if config.client_key_file else None
+        )
+    elif config.client_cert_data and config.client_key_data:
+        # The ssl module loads certificates only from files: write them privately and remove at once.
+        with tempfile.TemporaryDirectory(prefix="olm-runtime-") as tmp:
+            cert, key = os.path.join(tmp, "tls.crt"), os.path.join(tmp, "tls.key")
+            for path, data in ((cert, config.client_cert_data), (key, config.client_key_data)):
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+            context.load_cert_chain(cert, key)
+    return context
+
+
+def _pool_key(config: RestConfig) -> tuple[object, ...]:
+    return (
+        config.server,
+        config.ca_file,
+        config.ca_data,
+        config.insecure_skip_tls_verify,
+        config.client_cert_file,
+        config.client_key_file,
+        config.client_cert_data,
+        config.client_key_data,
+        config.max_connections,
+        config.max_watch_connections,
+    )
+
+
+class Requester(Protocol):
+    """The one method that discovery and token requests need; `Transport` is the real one."""
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> bytes: ...
+
+
+class _Pool:
+    """The two sessions (requests, watches) for one TLS identity, created on first use."""
+
+    def __init__(self, config: RestConfig) -> None:
+        self._config = config
+        self._requests: aiohttp.ClientSession | None = None
+        self._watches: aiohttp.ClientSession | None = None
+
+    def _session(self, limit: int) -> aiohttp.ClientSession:
+        tls: ssl.SSLContext | bool = (
+            ssl_context(self._config) if self._config.server.startswith("https:") else False
+        )
+        connector = aiohttp.TCPConnector(limit=limit, limit_per_host=0, ssl=tls)
+        return aiohttp.ClientSession(connector=connector, read_bufsize=_READ_BUFFER, auto_decompress=True)
+
+    def requests(self) -> aiohttp.ClientSession:
+        if self._requests is None:
+            self._requests = self._session(self._config.max_connections)
+        return self._requests
+
+    def watches(self) -> aiohttp.ClientSession:
+        if self._watches is None:
+            self._watches = self._session(self._config.max_watch_connections)
+        return self._watches
+
+    async def close(self) -> None:
+        for session in (self._requests, self._watches):
+            if session is not None:
+                await session.close()
+        self._requests = self._watches = None
+
+
+class Transport:
+    """Sends requests for one `RestConfig`; see the module docstring for pooling and closing."""
+
+    def __init__(self, config: RestConfig, *, _pools: dict[tuple[object, ...], _Pool] | None = None) -> None:
+        self.config = config
+        self._pools = {} if _pools is None else _pools
+        key = _pool_key(config)
+        if key not in self._pools:
+            self._pools[key] = _Pool(config)
+        self._pool = self._pools[key]
+        self._base = config.server.rstrip("/")
+        self._host = urlsplit(config.server).netloc
+
+    @classmethod
+    async def create(cls, config: RestConfig) -> Transport:
+        """A transport with fresh connection pools (created lazily on the first request)."""
+        return cls(config)
+
+    def with_config(self, config: RestConfig) -> Transport:
+        """A transport for another identity on the same server, sharing connection pools where the
+        TLS identity (CAs, client certificate) is the same."""
+        return Transport(config, _pools=self._pools)
+
+    async def close(self) -> None:
+        """Close every connection pool shared with this transport."""
+        for pool in self._pools.values():
+            await pool.close()
+
+    async def _headers(self, extra: Mapping[str, str] | None, content_type: str | None) -> CIMultiDict[str]:
+        headers: CIMultiDict[str] = CIMultiDict()
+        headers["Accept"] = "application/json"
+        headers["User-Agent"] = self.config.user_agent
+        if self.config.token_provider is not None:
+            headers["Authorization"] = f"Bearer {await self.config.token_provider.token()}"
+        if self.config.impersonate_user:
+            headers["Impersonate-User"] = self.config.impersonate_user
+            for group in self.config.impersonate_groups:
+                headers.add("Impersonate-Group", group)
+        if content_type:
+            headers["Content-Type"] = content_type
+        if extra:
+            headers.update(extra)
+        return headers
+
+    def _should_refresh_token(self, status: int, refreshed: bool) -> bool:
+        if status != 401 or refreshed or self.config.token_provider is None:
+            return False
+        self.config.token_provider.invalidate()
+        return True
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> bytes:
+        """Send one request and return the response body; statuses >= 400 raise `errors.APIError`.
+
+        A 401 with a token provider is retried once with a fresh token. A GET answered with 429 is
+        retried up to `throttle_retries` times after the server's Retry-After (at most 30 s each).
+        """
+        method = method.upper()
+        refreshed, throttled = False, 0
+        while True:
+            status, data, response_headers = await self._send(
+                method=method,
+                path=path,
+                params=params,
+                body=body,
+                content_type=content_type,
+                headers=headers,
+                timeout=timeout,
+            )
+            if status < 400:
+                return data
+            if self._should_refresh_token(status, refreshed):
+                refreshed = True
+                continue
+            error = errors.from_response(status, data, response_headers)
+            if (
+                isinstance(error, errors.TooManyRequests)
+                and method in _IDEMPOTENT
+                and throttled < self.config.throttle_retries
+            ):
+                throttled += 1
+                wait = 1.0 if error.retry_after is None else error.retry_after
+                await asyncio.sleep(min(wait, _MAX_THROTTLE_WAIT))
+                continue
+            raise error
+
+    async def _send(
+        self,
+        *,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+        content_type: str | None,
+        headers: Mapping[str, str] | None,
+        timeout: float | None,
+    ) -> tuple[int, bytes, Mapping[str, str]]:
+        request_headers = await self._headers(headers, content_type)
+        client_timeout = aiohttp.ClientTimeout(
+            total=timeout if timeout is not None else self.config.timeout,
+            sock_connect=self.config.connect_timeout,
+        )
+        started = time.monotonic()
+        try:
+            async with self._pool.requests().request(
+                method,
+                self._base + path,
+                params=params,
+                data=body,
+                headers=request_headers,
+                timeout=client_timeout,
+                proxy=self.config.proxy_url,
+                server_hostname=self.config.tls_server_name,
+            ) as response:
+                _metrics.REST_CLIENT.latency.labels(method, self._host).observe(time.monotonic() - started)
+                data = await response.read()
+                _metrics.REST_CLIENT.requests.labels(str(response.status), method, self._host).inc()
+                return response.status, data, response.headers
+        except TimeoutError as e:
+            _metrics.REST_CLIENT.requests.labels("<error>", method, self._host).inc()
+            raise TimeoutError(f"{method} {path} timed out") from e
+        except aiohttp.ClientError as e:
+            _metrics.REST_CLIENT.requests.labels("<error>", method, self._host).inc()
+            raise errors.TransportError(f"{method} {path}: {e}") from e
+
+    def stream(
+        self,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """Open a streaming GET (a watch) and iterate its newline-delimited lines.
+
+        Non-200 responses raise the typed error before anything is yielded. `timeout` bounds the
+        silence between two reads (`TimeoutError` when exceeded), not the stream's length: pair it
+        with the server-side `timeoutSeconds` parameter. `headers` are added to (and override) the
+        defaults, e.g. an `Accept` asking for PartialObjectMetadata. The connection is closed on exit.
+        """
+        return self._stream(path, params, headers, timeout)
+
+    @contextlib.asynccontextmanager
+    async def _stream(
+        self,
+        path: str,
+        params: Mapping[str, str] | None,
+        extra_headers: Mapping[str, str] | None,
+        timeout: float | None,
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        client_timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self.config.connect_timeout, sock_read=timeout
+        )
+        refreshed = False
+        while True:
+            headers = await self._headers(extra_headers, None)
+            try:
+                response = await self._pool.watches().get(
+                    self._base + path,
+                    params=params,
+                    headers=headers,
+                    timeout=client_timeout,
+                    proxy=self.config.proxy_url,
+                    server_hostname=self.config.tls_server_name,
+                )
+            except TimeoutError as e:
+                _metrics.REST_CLIENT.requests.labels("<error>", "GET", self._host).inc()
+                raise TimeoutError(f"GET {path} (watch) timed out") from e
+            except aiohttp.ClientError as e:
+                _metrics.REST_CLIENT.requests.labels("<error>", "GET", self._host).inc()
+                raise errors.TransportError(f"GET {path} (watch): {e}") from e
+            _metrics.REST_CLIENT.requests.labels(str(response.status), "GET", self._host).inc()
+            if response.status == 200:
+                break
+            try:
+                data = await response.read()
+            finally:
+                response.release()
+            if self._should_refresh_token(response.status, refreshed):
+                refreshed = True
+                continue
+            raise errors.from_response(response.status, data, response.headers)
+        try:
+            yield _Lines(response.content, path)
+        finally:
+            response.close()
+
+
+class _Lines:
+    """Newline-delimited lines of a response body, without a limit on line length."""
+
+    def __init__(self, content: aiohttp.StreamReader, path: str) -> None:
+        self._content = content
+        self._path = path
+        self._buffer = bytearray()
+        self._start = 0  # first unconsumed byte
+        self._scanned = 0  # bytes known to hold no newline
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> bytes:
+        buffer = self._buffer
+        while True:
+            newline = buffer.find(b"\n", max(self._start, self._scanned))
+            if newline >= 0:
+                line = bytes(buffer[self._start : newline])
+                self._start = self._scanned = newline + 1
+                if line.strip():
+                    return line
+                continue
+            del buffer[: self._start]
+            self._start, self._scanned = 0, len(buffer)
+            try:
+                chunk = await self._content.readany()
+            except TimeoutError as e:
+                raise TimeoutError(f"watch {self._path}: no data within the read timeout") from e
+            except aiohttp.ClientError as e:
+                raise errors.TransportError(f"watch {self._path}: {e}") from e
+            if not chunk:
+                if buffer.strip():
+                    line = bytes(buffer)
+                    buffer.clear()
+                    self._scanned = 0
+                    return line
+                raise StopAsyncIteration
+            buffer += chunk

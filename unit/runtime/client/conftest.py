@@ -1,0 +1,3 @@
+from unit.runtime.client.stub import stub
+
+__all__ = ["stub"]
