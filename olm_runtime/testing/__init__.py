@@ -4,5 +4,6 @@
   on loopback, with TLS, RBAC + Node authorization, ServiceAccount tokens and admission webhooks.
 - `registry.Registry`: the distribution registry over TLS.
 - `pki.CertificateAuthority`: certificates for webhook servers and the like.
-- `pytest_plugin`: session-scoped fixtures `control_plane`, `registry`, `api_client`, `namespace`.
+- `pytest_plugin`: session-scoped fixtures `control_plane`, `registry`, `api_client`, and per-test
+  `admin_client` (an `olm_runtime.client.Client`) and `namespace`.
 """

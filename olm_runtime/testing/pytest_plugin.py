@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from kubernetes_asyncio import client, config
 
+from olm_runtime.client import Client, load_config
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 from olm_runtime.testing.registry import Registry, RegistryOptions
 
@@ -80,6 +81,14 @@ async def api_client(control_plane: ControlPlane) -> AsyncIterator[client.ApiCli
     )
     async with client.ApiClient(configuration) as api:
         yield api
+
+
+@pytest.fixture
+async def admin_client(control_plane: ControlPlane) -> AsyncIterator[Client]:
+    """An `olm_runtime.client.Client` authenticated as the cluster admin (field manager `e2e`)."""
+    config = await load_config(kubeconfig=control_plane.kubeconfig)
+    async with await Client.connect(config, field_manager="e2e") as client:
+        yield client
 
 
 @pytest.fixture

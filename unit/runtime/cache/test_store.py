@@ -1,0 +1,77 @@
+"""The store: keyed by namespace/name, a namespace index always, custom indexes kept exact."""
+
+from __future__ import annotations
+
+import pytest
+
+from olm_runtime import cache
+from unit.runtime.cache.fakes import cm
+
+
+def owner_uids(obj: cache.Object) -> list[str]:
+    return [ref["uid"] for ref in obj["metadata"].get("ownerReferences") or ()]
+
+
+def owned(name: str, rv: int, *uids: str, namespace: str = "ns") -> dict[str, object]:
+    obj = cm(name, rv, namespace)
+    obj["metadata"]["ownerReferences"] = [{"uid": u} for u in uids]
+    return obj
+
+
+def test_keys_are_namespace_slash_name_or_name_for_cluster_scoped_objects() -> None:
+    assert cache.object_key(cm("a", 1, "ns")) == "ns/a"
+    assert cache.object_key({"metadata": {"name": "node-1"}}) == "node-1"
+
+
+def test_upsert_returns_the_replaced_object_and_delete_the_removed_one() -> None:
+    store = cache.Store()
+    first, second = cm("a", 1), cm("a", 2)
+    assert store.upsert(first) is None
+    assert store.upsert(second) is first
+    assert store.get("default/a") is second
+    assert len(store) == 1
+    assert store.delete("default/a") is second
+    assert store.delete("default/a") is None
+    assert store.list() == []
+
+
+def test_the_namespace_index_is_built_in_and_skips_cluster_scoped_objects() -> None:
+    store = cache.Store()
+    for obj in (cm("a", 1, "x"), cm("b", 2, "x"), cm("c", 3, "y"), {"metadata": {"name": "cluster"}}):
+        store.upsert(obj)
+    assert sorted(store.index_keys(cache.NAMESPACE_INDEX, "x")) == ["x/a", "x/b"]
+    assert sorted(store.index_values(cache.NAMESPACE_INDEX)) == ["x", "y"]
+
+
+def test_custom_indexes_follow_updates_and_deletes_exactly() -> None:
+    store = cache.Store({"by-owner": owner_uids})
+    store.upsert(owned("a", 1, "u1", "u2"))
+    store.upsert(owned("b", 2, "u1"))
+    assert sorted(o["metadata"]["name"] for o in store.by_index("by-owner", "u1")) == ["a", "b"]
+    store.upsert(owned("a", 3, "u3"))  # a changed owners
+    assert [o["metadata"]["name"] for o in store.by_index("by-owner", "u1")] == ["b"]
+    assert store.by_index("by-owner", "u2") == []
+    assert "u2" not in store.index_values("by-owner")  # empty buckets are dropped
+    store.delete("ns/b")
+    assert sorted(store.index_values("by-owner")) == ["u3"]
+
+
+def test_indexes_added_later_cover_existing_objects() -> None:
+    store = cache.Store()
+    store.upsert(owned("a", 1, "u1"))
+    store.add_indexers({"by-owner": owner_uids})
+    assert [o["metadata"]["name"] for o in store.by_index("by-owner", "u1")] == ["a"]
+    with pytest.raises(ValueError, match="already exists"):
+        store.add_indexers({"by-owner": owner_uids})
+
+
+def test_an_unknown_index_name_says_which_exist() -> None:
+    with pytest.raises(KeyError, match="known: namespace"):
+        cache.Store().by_index("nope", "x")
+
+
+def test_an_index_function_returning_a_string_is_a_mistake_caught_early() -> None:
+    store = cache.Store({"bad": lambda o: o["metadata"]["name"]})
+    with pytest.raises(TypeError, match="iterable of strings"):
+        store.upsert(cm("a", 1))
+    assert len(store) == 0
