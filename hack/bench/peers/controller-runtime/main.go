@@ -4,7 +4,7 @@
 //	-mode sync:   build an informer cache of ConfigMaps in -namespace; report seconds to synced and
 //	              resident memory before and after.
 //	-mode events: reconcile ConfigMaps in -namespace with a no-op reconciler; print {"ready":true}
-//	              once synced; for every update carrying the annotation bench/written-at (unix
+//	              once the initial list (-objects) is reconciled; for every update carrying the annotation bench/written-at (unix
 //	              nanoseconds) record the delay from that write to its reconcile; after -expect such
 //	              updates print reconciles per second and latency percentiles.
 //	-mode queue:  client-go workqueue add/get/done cycles per second in-process (-expect items).
@@ -64,6 +64,7 @@ func main() {
 	mode := flag.String("mode", "sync", "sync or events")
 	expect := flag.Int("expect", 0, "events mode: annotated updates to wait for")
 	workers := flag.Int("workers", 1, "events mode: max concurrent reconciles")
+	objects := flag.Int("objects", 0, "events mode: objects the initial list reconciles before ready")
 	flag.Parse()
 	log.SetLogger(logr.Discard())
 
@@ -101,7 +102,7 @@ func main() {
 		runtime.GC()
 		emit(map[string]any{"sync_seconds": elapsed, "objects": len(list.Items), "rss_before": before, "rss_after": rssBytes()})
 	case "events":
-		runEvents(ctx, cfg, cacheOptions, *expect, *workers)
+		runEvents(ctx, cfg, cacheOptions, *expect, *workers, *objects)
 	case "queue":
 		runQueue(*expect)
 	case "idle":
@@ -145,7 +146,7 @@ func (r *recorder) Reconcile(ctx context.Context, req ctrl.Request, c client.Cli
 	return ctrl.Result{}, nil
 }
 
-func runEvents(ctx context.Context, cfg *rest.Config, cacheOptions cache.Options, expect, workers int) {
+func runEvents(ctx context.Context, cfg *rest.Config, cacheOptions cache.Options, expect, workers, objects int) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Cache: cacheOptions, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		panic(err)
@@ -163,6 +164,15 @@ func runEvents(ctx context.Context, cfg *rest.Config, cacheOptions cache.Options
 	go func() { _ = mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		panic("cache did not sync")
+	}
+	for {
+		rec.mu.Lock()
+		listed := rec.reconciles >= objects
+		rec.mu.Unlock()
+		if listed {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	emit(map[string]any{"ready": true})
 	<-rec.done
