@@ -1,0 +1,1 @@
+"""OCI client against the real distribution registry."""

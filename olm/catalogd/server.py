@@ -1,0 +1,309 @@
+"""catalogd's HTTPS content server: each stored catalog at `<prefix>/<name>/api/v1/{all,metas}`.
+
+- `GET|HEAD <prefix>/<name>/api/v1/all`: the whole catalog as JSONL (`application/jsonl`), with
+  `Range` support (one range; 206, or 416 when unsatisfiable).
+- `GET|HEAD <prefix>/<name>/api/v1/metas?schema=&package=&name=`: the metas matching every given
+  parameter (empty ones are ignored; none at all is the whole catalog); any other parameter, or
+  one given twice, is a 400.
+- Both carry `Last-Modified` (when the version was stored) and a strong `ETag` (a hash of the
+  content, and of the query for `metas`; `-gzip` appended for the gzip encoding), and answer
+  `If-None-Match` / `If-Modified-Since` with 304 and `If-Match` / `If-Unmodified-Since` with 412.
+- gzip when `Accept-Encoding` allows it and the body is over `gzip_min_bytes` (`all` is compressed
+  once at store time; `metas` on the fly, off the event loop).
+- 400 for a name that is not a DNS-1123 subdomain, 404 for a catalog not being served, 405 (with
+  `Allow`) for other methods. TLS only, 1.2 or newer, with certificate reload (`tls`).
+
+Bodies stream from disk in chunks read by worker threads; nothing loads a catalog into memory. A
+client that stops reading for `write_stall_timeout` seconds is disconnected; a slow client that
+keeps reading may take as long as it needs, so 100+ MB catalogs download over slow links. Every
+request is timed in `catalogd_http_request_duration_seconds{code}` and logged with structlog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+from olm.catalogd import conditional, metrics
+from olm.catalogd.sections import SectionReader
+from olm.catalogd.storage import Storage, StoredCatalog, is_valid_name
+from olm.catalogd.tls import ReloadingContext
+from olm_runtime.logging import get_logger
+
+_log = get_logger("catalogd.server")
+JSONL = "application/jsonl"
+METAS_PARAMS = ("schema", "package", "name")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerOptions:
+    """Where and how the content server listens."""
+
+    cert_file: Path
+    """PEM certificate chain; reloaded when the file changes."""
+    key_file: Path
+    """PEM private key of `cert_file`."""
+    host: str = "0.0.0.0"
+    """Interface to listen on (every interface by default, as a server in a pod does)."""
+    port: int = 8443
+    """0 picks a free port (see `CatalogServer.port`)."""
+    path_prefix: str = "/catalogs"
+    """Root of the catalog URLs (the path of catalogd's external address)."""
+    chunk_bytes: int = 256 << 10
+    """Bytes read from disk per step of a response body."""
+    gzip_min_bytes: int = 1400
+    """Bodies this small are never compressed."""
+    gzip_level: int = 5
+    """zlib level for `metas` responses compressed on the fly."""
+    write_stall_timeout: float = 60.0
+    """Seconds a client may leave a chunk unread before it is disconnected."""
+    keepalive_timeout: float = 75.0
+    """Seconds an idle keep-alive connection stays open."""
+    shutdown_timeout: float = 30.0
+    """Seconds in-flight requests get to finish on shutdown."""
+    cert_reload_interval: float = 10.0
+    """Seconds between checks of the certificate files."""
+
+
+class CatalogServer:
+    """Serves `storage` over HTTPS; `start()` blocks until cancelled (a manager runnable)."""
+
+    def __init__(self, storage: Storage, options: ServerOptions) -> None:
+        self.storage = storage
+        self.options = options
+        self.tls = ReloadingContext(
+            options.cert_file, options.key_file, interval=options.cert_reload_interval
+        )
+        self.ready = asyncio.Event()
+        self._port: int | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful with `port=0`); valid once `ready` is set."""
+        if self._port is None:
+            raise RuntimeError("the catalog server is not listening yet")
+        return self._port
+
+    def application(self) -> web.Application:
+        app = web.Application(middlewares=[_observe])
+        base = self.options.path_prefix.rstrip("/")
+        app.router.add_get(f"{base}/{{name}}/api/v1/all", self._all)
+        app.router.add_get(f"{base}/{{name}}/api/v1/metas", self._metas)
+        return app
+
+    async def start(self) -> None:
+        runner = web.AppRunner(
+            self.application(),
+            access_log=None,
+            keepalive_timeout=self.options.keepalive_timeout,
+            shutdown_timeout=self.options.shutdown_timeout,
+        )
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.options.host, self.options.port, ssl_context=self.tls.context)
+            await site.start()
+            server = site._server
+            sockets = getattr(server, "sockets", None) or ()
+            self._port = sockets[0].getsockname()[1] if sockets else self.options.port
+            self.ready.set()
+            _log.info("catalog_server.listening", host=self.options.host, port=self._port)
+            await self.tls.watch()
+        finally:
+            self.ready.clear()
+            await runner.cleanup()
+
+    def _catalog(self, request: web.Request) -> StoredCatalog:
+        name = request.match_info["name"]
+        if not is_valid_name(name):
+            raise web.HTTPBadRequest(
+                text=f"invalid catalog name {name!r}: must be a DNS-1123 subdomain "
+                "(lowercase letters, digits, '-' and '.', at most 253 characters)"
+            )
+        stored = self.storage.get(name)
+        if stored is None:
+            raise web.HTTPNotFound(text=f"catalog {name!r} is not being served")
+        return stored
+
+    async def _all(self, request: web.Request) -> web.StreamResponse:
+        stored = self._catalog(request)
+        tag = stored.content_hash[:40]
+        gzip_ok = conditional.accepts_gzip(request.headers.get("Accept-Encoding"))
+        gzip_ok = gzip_ok and stored.size >= self.options.gzip_min_bytes
+        headers = _common_headers(stored)
+        headers["Accept-Ranges"] = "bytes"
+        etags = (f'"{tag}"', f'"{tag}-gzip"')
+        early = _preconditions(request, headers, etags, stored.stored_at, etags[1] if gzip_ok else etags[0])
+        if early is not None:
+            return early
+        range_header = request.headers.get("Range")
+        if range_header is not None and conditional.if_range_allows(
+            request.headers.get("If-Range"), etag=etags[0], last_modified=stored.stored_at
+        ):
+            try:
+                byte_range = conditional.parse_range(range_header, stored.size)
+            except conditional.Unsatisfiable:
+                headers["Content-Range"] = f"bytes */{stored.size}"
+                raise web.HTTPRequestRangeNotSatisfiable(headers=headers) from None
+            if byte_range is not None:
+                headers["ETag"] = etags[0]
+                headers["Content-Range"] = byte_range.content_range(stored.size)
+                sections = [(byte_range.start, byte_range.length)]
+                return await self._send(
+                    request,
+                    status=206,
+                    headers=headers,
+                    path=stored.all_path,
+                    sections=sections,
+                    length=byte_range.length,
+                )
+        if gzip_ok:
+            headers.update({"ETag": etags[1], "Content-Encoding": "gzip"})
+            sections = [(0, stored.gzip_size)]
+            return await self._send(
+                request,
+                status=200,
+                headers=headers,
+                path=stored.gzip_path,
+                sections=sections,
+                length=stored.gzip_size,
+            )
+        headers["ETag"] = etags[0]
+        sections = [(0, stored.size)]
+        return await self._send(
+            request, status=200, headers=headers, path=stored.all_path, sections=sections, length=stored.size
+        )
+
+    async def _metas(self, request: web.Request) -> web.StreamResponse:
+        query = request.query
+        for key in query:
+            if key not in METAS_PARAMS:
+                raise web.HTTPBadRequest(
+                    text=f"unknown query parameter {key!r}: use schema, package and name"
+                )
+            if len(query.getall(key)) > 1:
+                raise web.HTTPBadRequest(text=f"query parameter {key!r} is given more than once")
+        stored = self._catalog(request)
+        wanted = {key: query.get(key, "") for key in METAS_PARAMS}
+        key = "\0".join([stored.content_hash, *(wanted[k] for k in METAS_PARAMS)])
+        tag = hashlib.sha256(key.encode()).hexdigest()[:40]
+        index = stored.loaded_index()
+        if index is None:
+            index = await asyncio.to_thread(stored.index)
+        sections = index.select(**wanted)
+        length = sum(size for _, size in sections)
+        gzip_ok = conditional.accepts_gzip(request.headers.get("Accept-Encoding"))
+        gzip_ok = gzip_ok and length >= self.options.gzip_min_bytes
+        headers = _common_headers(stored)
+        etags = (f'"{tag}"', f'"{tag}-gzip"')
+        early = _preconditions(request, headers, etags, stored.stored_at, etags[1] if gzip_ok else etags[0])
+        if early is not None:
+            return early
+        if gzip_ok:
+            headers.update({"ETag": etags[1], "Content-Encoding": "gzip"})
+            return await self._send(
+                request,
+                status=200,
+                headers=headers,
+                path=stored.all_path,
+                sections=sections,
+                length=None,
+                compress=True,
+            )
+        headers["ETag"] = etags[0]
+        return await self._send(
+            request, status=200, headers=headers, path=stored.all_path, sections=sections, length=length
+        )
+
+    async def _send(
+        self,
+        request: web.Request,
+        *,
+        status: int,
+        headers: dict[str, str],
+        path: Path,
+        sections: list[tuple[int, int]],
+        length: int | None,
+        compress: bool = False,
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(status=status, headers=headers)
+        if length is not None:
+            response.content_length = length
+        if request.method == "HEAD":
+            await response.prepare(request)
+            return response
+        try:
+            reader = SectionReader(path, sections, self.options.gzip_level if compress else None)
+        except FileNotFoundError:  # the version was replaced between lookup and open
+            raise web.HTTPServiceUnavailable(text="the catalog changed while being read; retry") from None
+        loop = asyncio.get_running_loop()
+        try:
+            await response.prepare(request)
+            while chunk := await loop.run_in_executor(None, reader.read, self.options.chunk_bytes):
+                try:
+                    await asyncio.wait_for(response.write(chunk), self.options.write_stall_timeout)
+                except TimeoutError:
+                    if request.transport is not None:
+                        request.transport.abort()
+                    raise ConnectionResetError("the client stopped reading") from None
+            await response.write_eof()
+        finally:
+            reader.close()
+        return response
+
+
+def _common_headers(stored: StoredCatalog) -> dict[str, str]:
+    return {
+        "Content-Type": JSONL,
+        "Last-Modified": conditional.http_date(stored.stored_at),
+        "Vary": "Accept-Encoding",
+        "Cache-Control": "no-cache",
+    }
+
+
+def _preconditions(
+    request: web.Request, headers: dict[str, str], etags: tuple[str, str], modified: float, chosen: str
+) -> web.Response | None:
+    outcome = conditional.evaluate(
+        request.headers, etags=etags, last_modified=modified, method=request.method
+    )
+    if outcome is conditional.Outcome.NOT_MODIFIED:
+        return web.Response(status=304, headers={**headers, "ETag": chosen})
+    if outcome is conditional.Outcome.PRECONDITION_FAILED:
+        return web.Response(status=412, headers={"Vary": "Accept-Encoding"}, text="precondition failed")
+    return None
+
+
+@web.middleware
+async def _observe(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    started = time.monotonic()
+    status = 500
+    response: web.StreamResponse | None = None
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as error:
+        status = error.status
+        raise
+    finally:
+        elapsed = time.monotonic() - started
+        metrics.REQUEST_DURATION.labels(str(status)).observe(elapsed)
+        _log.info(
+            "http.request",
+            method=request.method,
+            path=request.path,
+            query=request.query_string,
+            status=status,
+            bytes=response.body_length if response is not None else 0,
+            duration_ms=round(elapsed * 1000, 2),
+            remote=request.remote,
+            user_agent=request.headers.get("User-Agent", ""),
+        )

@@ -1,0 +1,111 @@
+"""An async OCI registry client: resolve tags, pull verified images, apply layers safely.
+
+The model: a `Reference` names an image (`host[:port]/path[:tag][@digest]`); `RegistryClient`
+resolves it to a `Digest` and pulls a `PulledImage` whose manifest, config and layers are on disk
+in a content-addressed `BlobCache`. `open_layer` turns a layer blob into a tar stream (gzip; zstd
+when the optional `zstandard` package is installed) and `apply_layers` writes one directory of an
+image to disk under strict safety rules.
+
+Promises:
+
+- Nothing unverified is used: manifests, configs and layers are checked against their digest (and
+  descriptor size) before they are returned, and only verified blobs enter the cache.
+- The cache survives restarts and is content-addressed: a blob is downloaded once per digest, a
+  pull by digest whose content is cached makes no request, a pull by tag makes one `HEAD`.
+- Memory stays flat: layers stream to disk in small chunks; nothing holds a layer in memory.
+- Authentication: anonymous, Basic, and bearer tokens (the `WWW-Authenticate` flow), with
+  credentials from dockerconfigjson pull Secrets (`Keychain`). Trust: the system CAs plus extra
+  CA bundles. TLS 1.2 or newer; plain-HTTP registries are not supported.
+- Transient trouble (connection errors, timeouts, 408, 429, 5xx) is retried with jittered
+  exponential backoff, a bounded number of times; then `TransientError`.
+- Each error type is a decision (`NotFound`, `Unauthorized`, `DigestMismatch`, `TooLarge`, ...),
+  and messages are deterministic, fit for a status condition.
+
+Not provided: pushing, signature verification, registry mirrors (`registries.conf`), plain HTTP.
+Nothing here imports the catalogd or operator-controller processes: this is a shared leaf.
+"""
+
+from olm.oci._auth import Challenge, Credentials, InvalidPullSecret, Keychain, parse_challenges
+from olm.oci._blobcache import BlobCache, BlobWriter
+from olm.oci._client import ClientOptions, PulledImage, RegistryClient, ssl_context
+from olm.oci._digest import Digest
+from olm.oci._errors import (
+    DigestMismatch,
+    InvalidReference,
+    NoMatchingPlatform,
+    NotFound,
+    ProtocolError,
+    RegistryError,
+    SizeMismatch,
+    TLSVerificationFailed,
+    TooLarge,
+    TransientError,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+from olm.oci._extract import ExtractOptions, ExtractStatistics, UnsafeContent, apply_layers
+from olm.oci._layer import LAYER_MEDIA_TYPES, open_layer, zstd_available
+from olm.oci._manifest import (
+    ACCEPT,
+    DOCKER_CONFIG,
+    DOCKER_MANIFEST,
+    DOCKER_MANIFEST_LIST,
+    OCI_CONFIG,
+    OCI_INDEX,
+    OCI_MANIFEST,
+    Descriptor,
+    ImageIndex,
+    ImageManifest,
+)
+from olm.oci._manifest import parse as parse_manifest
+from olm.oci._reference import Reference
+from olm.oci._retry import RetryPolicy
+from olm.oci._transport import Statistics
+
+__all__ = [
+    "ACCEPT",
+    "DOCKER_CONFIG",
+    "DOCKER_MANIFEST",
+    "DOCKER_MANIFEST_LIST",
+    "LAYER_MEDIA_TYPES",
+    "OCI_CONFIG",
+    "OCI_INDEX",
+    "OCI_MANIFEST",
+    "BlobCache",
+    "BlobWriter",
+    "Challenge",
+    "ClientOptions",
+    "Credentials",
+    "Descriptor",
+    "Digest",
+    "DigestMismatch",
+    "ExtractOptions",
+    "ExtractStatistics",
+    "ImageIndex",
+    "ImageManifest",
+    "InvalidPullSecret",
+    "InvalidReference",
+    "Keychain",
+    "NoMatchingPlatform",
+    "NotFound",
+    "ProtocolError",
+    "PulledImage",
+    "Reference",
+    "RegistryClient",
+    "RegistryError",
+    "RetryPolicy",
+    "SizeMismatch",
+    "Statistics",
+    "TLSVerificationFailed",
+    "TooLarge",
+    "TransientError",
+    "Unauthorized",
+    "UnsafeContent",
+    "UnsupportedMediaType",
+    "apply_layers",
+    "open_layer",
+    "parse_challenges",
+    "parse_manifest",
+    "ssl_context",
+    "zstd_available",
+]

@@ -1,0 +1,234 @@
+"""The registry client: resolve tags to digests and pull images into the blob cache.
+
+Everything fetched is verified against the digest that named it (and the size its descriptor
+gave) before anything else sees it, and every verified blob, manifests included, is kept in the
+`BlobCache`. A pull by digest whose content is already cached makes no request at all; a pull by
+tag costs one `HEAD` to learn the digest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import orjson
+
+from olm.oci import _manifest
+from olm.oci._auth import Keychain
+from olm.oci._blobcache import BlobCache
+from olm.oci._digest import Digest
+from olm.oci._errors import DigestMismatch, InvalidReference, ProtocolError, TooLarge
+from olm.oci._manifest import Descriptor, ImageIndex, ImageManifest
+from olm.oci._reference import Reference
+from olm.oci._retry import RetryPolicy
+from olm.oci._transport import Statistics, Transport
+
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClientOptions:
+    """How the registry client connects, authenticates, retries and caches."""
+
+    cache_dir: Path
+    """Where verified blobs are kept (`BlobCache` layout); reused across restarts."""
+    ca_files: tuple[Path, ...] = ()
+    """Extra CA bundles trusted in addition to the system's."""
+    keychain: Keychain = field(default_factory=Keychain)
+    """Pull credentials by registry; anonymous where it has none."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    """Retries of transient failures (connection errors, 408, 429, 5xx)."""
+    max_blob_bytes: int = 2 << 30
+    """Largest layer or config accepted."""
+    max_manifest_bytes: int = 4 << 20
+    """Largest manifest or index accepted (distribution's own limit)."""
+    connect_timeout: float = 30.0
+    """Seconds to establish a connection (TLS included)."""
+    read_timeout: float = 60.0
+    """Seconds without receiving any data before a transfer counts as failed."""
+    platform: tuple[str, str] = _manifest.DEFAULT_PLATFORM
+    """`(os, architecture)` picked from image indexes."""
+    user_agent: str = "olm-py"
+    trace_configs: tuple[aiohttp.TraceConfig, ...] = ()
+    """aiohttp request tracing hooks (OpenTelemetry instrumentation, request counting in tests)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PulledImage:
+    """An image whose manifest, config and layers are verified and on disk."""
+
+    reference: Reference
+    """The canonical reference: the repository at the digest the request resolved to."""
+    manifest: ImageManifest
+    config: dict[str, Any]
+    layers: tuple[tuple[Descriptor, Path], ...]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The image config's labels (`config.Labels`)."""
+        labels = (self.config.get("config") or {}).get("Labels") or {}
+        return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+
+
+def ssl_context(ca_files: tuple[Path, ...]) -> ssl.SSLContext:
+    """The system's trust store plus `ca_files`, TLS 1.2 or newer."""
+    context = ssl.create_default_context()
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    for ca_file in ca_files:
+        context.load_verify_locations(cafile=str(ca_file))
+    return context
+
+
+class RegistryClient:
+    """Use as `async with RegistryClient(options) as client:`; one session for all registries."""
+
+    def __init__(self, options: ClientOptions) -> None:
+        self.options = options
+        self.cache = BlobCache(options.cache_dir)
+        self._session: aiohttp.ClientSession | None = None
+        self._transport: Transport | None = None
+        self._statistics = Statistics()
+
+    async def __aenter__(self) -> RegistryClient:
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self.options.connect_timeout, sock_read=self.options.read_timeout
+        )
+        connector = aiohttp.TCPConnector(ssl=ssl_context(self.options.ca_files), limit=16)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers={"User-Agent": self.options.user_agent},
+            trace_configs=list(self.options.trace_configs),
+        )
+        self._transport = Transport(self._session, self.options.keychain, self.options.retry)
+        self._transport.statistics = self._statistics
+        return self
+
+    async def __aexit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
+        if self._session is not None:
+            await self._session.close()
+        self._session = self._transport = None
+
+    def statistics(self) -> Statistics:
+        """Counters since the client was created (requests by kind, retries, bytes, cache hits)."""
+        return self._statistics
+
+    @property
+    def _t(self) -> Transport:
+        if self._transport is None:
+            raise RuntimeError("use the RegistryClient as an async context manager")
+        return self._transport
+
+    async def resolve(self, reference: Reference) -> Digest:
+        """The digest `reference` names now (no request for a digest reference)."""
+        if reference.digest is not None:
+            return reference.digest
+        what = f"resolving {reference}"
+
+        async def handle(response: aiohttp.ClientResponse) -> Digest | None:
+            header = response.headers.get("Docker-Content-Digest")
+            try:
+                return Digest.parse(header) if header else None
+            except InvalidReference:
+                raise ProtocolError(f"{what}: the registry sent an invalid Docker-Content-Digest") from None
+
+        self._statistics.manifest_requests += 1
+        digest = await self._t.call(
+            "HEAD",
+            reference,
+            f"manifests/{reference.tag}",
+            what,
+            handle,
+            headers={"Accept": _manifest.ACCEPT},
+        )
+        if digest is None:  # some registries omit the header on HEAD: fetch and hash instead
+            digest, _, _ = await self._fetch_manifest(reference, None)
+        return digest
+
+    async def manifest(self, reference: Reference) -> tuple[Digest, ImageManifest | ImageIndex]:
+        """The manifest (or index) `reference` names, verified, and its digest."""
+        digest = await self.resolve(reference)
+        data = self.cache.read(digest, max_size=self.options.max_manifest_bytes)
+        if data is None:
+            _, data, content_type = await self._fetch_manifest(reference, digest)
+        else:
+            content_type = None
+        return digest, _manifest.parse(data, content_type)
+
+    async def _fetch_manifest(self, reference: Reference, digest: Digest | None) -> tuple[Digest, bytes, str]:
+        target = str(digest) if digest is not None else reference.target
+        what = f"fetching manifest {reference.name}@{target}" if digest else f"fetching manifest {reference}"
+        limit = self.options.max_manifest_bytes
+
+        async def handle(response: aiohttp.ClientResponse) -> tuple[bytes, str, str | None]:
+            data = await response.content.read(limit + 1)
+            if len(data) > limit:
+                raise TooLarge(f"{what}: the manifest is larger than {limit} bytes")
+            return (
+                data,
+                response.headers.get("Content-Type", ""),
+                response.headers.get("Docker-Content-Digest"),
+            )
+
+        self._statistics.manifest_requests += 1
+        data, content_type, header = await self._t.call(
+            "GET", reference, f"manifests/{target}", what, handle, headers={"Accept": _manifest.ACCEPT}
+        )
+        expected = digest or (Digest.parse(header) if header else Digest.of(data))
+        actual = Digest.of(data, expected.algorithm)
+        if actual != expected:
+            raise DigestMismatch(f"{what}: the manifest hashes to {actual}, expected {expected}")
+        self.cache.put(expected, data, max_size=limit)
+        return expected, data, content_type
+
+    async def blob(self, reference: Reference, descriptor: Descriptor) -> Path:
+        """The verified file of a blob of `reference`'s repository, downloaded unless cached."""
+        cached = self.cache.get(descriptor.digest, descriptor.size)
+        if cached is not None:
+            self._statistics.blob_cache_hits += 1
+            return cached
+        what = f"fetching blob {reference.name}@{descriptor.digest}"
+        if descriptor.size > self.options.max_blob_bytes:
+            raise TooLarge(
+                f"{what}: {descriptor.size} bytes is over the limit of {self.options.max_blob_bytes}"
+            )
+
+        async def handle(response: aiohttp.ClientResponse) -> Path:
+            writer = self.cache.writer(
+                descriptor.digest, expected_size=descriptor.size, max_size=self.options.max_blob_bytes
+            )
+            try:
+                async for chunk in response.content.iter_chunked(_CHUNK):
+                    writer.write(chunk)
+                    self._statistics.bytes_downloaded += len(chunk)
+            except BaseException:
+                writer.abort()
+                raise
+            return await asyncio.to_thread(writer.commit)
+
+        self._statistics.blob_requests += 1
+        return await self._t.call("GET", reference, f"blobs/{descriptor.digest}", what, handle)
+
+    async def pull(self, reference: Reference) -> PulledImage:
+        """Resolve, fetch and verify the manifest, config and every layer of an image."""
+        digest, document = await self.manifest(reference)
+        canonical = reference.with_digest(digest)
+        if isinstance(document, ImageIndex):
+            chosen = document.choose(self.options.platform)
+            _, document = await self.manifest(reference.with_digest(chosen.digest))
+            if isinstance(document, ImageIndex):
+                raise ProtocolError(f"the image index of {canonical} points at another index")
+        config_path = await self.blob(reference, document.config)
+        try:
+            config = orjson.loads(config_path.read_bytes())
+        except orjson.JSONDecodeError:
+            raise ProtocolError(f"the config of {canonical} is not valid JSON") from None
+        if not isinstance(config, dict):
+            raise ProtocolError(f"the config of {canonical} is not a JSON object")
+        layers = [(layer, await self.blob(reference, layer)) for layer in document.layers]
+        return PulledImage(reference=canonical, manifest=document, config=config, layers=tuple(layers))

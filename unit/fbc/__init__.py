@@ -1,0 +1,1 @@
+"""Tests of olm.fbc: parsing, YAML semantics, .indexignore, typed views, validation, real catalogs."""

@@ -1,0 +1,79 @@
+"""The public surface of olm.oci is pinned, and it stays a leaf."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from olm import oci
+
+
+def test_oci_exports_exactly_these_names() -> None:
+    assert sorted(oci.__all__) == sorted(
+        [
+            "ACCEPT",
+            "DOCKER_CONFIG",
+            "DOCKER_MANIFEST",
+            "DOCKER_MANIFEST_LIST",
+            "LAYER_MEDIA_TYPES",
+            "OCI_CONFIG",
+            "OCI_INDEX",
+            "OCI_MANIFEST",
+            "BlobCache",
+            "BlobWriter",
+            "Challenge",
+            "ClientOptions",
+            "Credentials",
+            "Descriptor",
+            "Digest",
+            "DigestMismatch",
+            "ExtractOptions",
+            "ExtractStatistics",
+            "ImageIndex",
+            "ImageManifest",
+            "InvalidPullSecret",
+            "InvalidReference",
+            "Keychain",
+            "NoMatchingPlatform",
+            "NotFound",
+            "ProtocolError",
+            "PulledImage",
+            "Reference",
+            "RegistryClient",
+            "RegistryError",
+            "RetryPolicy",
+            "SizeMismatch",
+            "Statistics",
+            "TLSVerificationFailed",
+            "TooLarge",
+            "TransientError",
+            "Unauthorized",
+            "UnsafeContent",
+            "UnsupportedMediaType",
+            "apply_layers",
+            "open_layer",
+            "parse_challenges",
+            "parse_manifest",
+            "ssl_context",
+            "zstd_available",
+        ]
+    )
+    for name in oci.__all__:
+        assert getattr(oci, name) is not None
+
+
+def test_every_error_is_a_registry_error() -> None:
+    errors = [getattr(oci, name) for name in oci.__all__ if isinstance(getattr(oci, name), type)]
+    errors = [e for e in errors if issubclass(e, Exception) and e is not oci.InvalidPullSecret]
+    assert errors
+    assert all(issubclass(e, oci.RegistryError) for e in errors)
+
+
+def test_oci_imports_no_process() -> None:
+    for path in Path(oci.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("olm.catalogd", "olm.operator_controller", "olm.cli")), (
+                    path
+                )
+                assert not node.module.startswith("olm_runtime"), path

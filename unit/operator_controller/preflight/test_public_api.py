@@ -1,0 +1,13 @@
+"""The preflight package's public surface is pinned."""
+
+from __future__ import annotations
+
+from olm.operator_controller import preflight
+from olm.operator_controller.preflight import crdupgradesafety
+
+
+def test_exports() -> None:
+    assert sorted(preflight.__all__) == ["CRDUpgradeSafetyError", "crdupgradesafety"]
+    exported = ["CRDUpgradeSafetyError", "check", "error_message", "violations"]
+    assert sorted(crdupgradesafety.__all__) == exported
+    assert preflight.CRDUpgradeSafetyError is crdupgradesafety.CRDUpgradeSafetyError
