@@ -59,7 +59,7 @@ func emit(v map[string]any) {
 }
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "admin kubeconfig")
+	kubeconfig := flag.String("kubeconfig-file", "", "admin kubeconfig")
 	namespace := flag.String("namespace", "", "namespace of the ConfigMaps")
 	mode := flag.String("mode", "sync", "sync or events")
 	expect := flag.Int("expect", 0, "events mode: annotated updates to wait for")
@@ -120,6 +120,7 @@ type recorder struct {
 	first      time.Time
 	done       chan struct{}
 	expect     int
+	startedNs  int64
 }
 
 func (r *recorder) Reconcile(ctx context.Context, req ctrl.Request, c client.Client) (ctrl.Result, error) {
@@ -132,7 +133,8 @@ func (r *recorder) Reconcile(ctx context.Context, req ctrl.Request, c client.Cli
 	defer r.mu.Unlock()
 	r.reconciles++
 	stamp, err := strconv.ParseInt(cm.Annotations[writtenAt], 10, 64)
-	if err != nil || stamp <= r.seen[req.String()] {
+	// Stamps older than this process come from earlier runs, not from this run's updates.
+	if err != nil || stamp <= r.seen[req.String()] || stamp <= r.startedNs {
 		return ctrl.Result{}, nil
 	}
 	r.seen[req.String()] = stamp
@@ -151,7 +153,7 @@ func runEvents(ctx context.Context, cfg *rest.Config, cacheOptions cache.Options
 	if err != nil {
 		panic(err)
 	}
-	rec := &recorder{seen: map[string]int64{}, done: make(chan struct{}), expect: expect}
+	rec := &recorder{seen: map[string]int64{}, done: make(chan struct{}), expect: expect, startedNs: time.Now().UnixNano()}
 	c := mgr.GetClient()
 	err = ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
