@@ -1,0 +1,24 @@
+"""The controller package's public names are deliberate: changing them must change this test."""
+
+from __future__ import annotations
+
+from olm_runtime import controller
+
+
+def test_exported_names() -> None:
+    assert sorted(controller.__all__) == [
+        "Builder",
+        "Controller",
+        "EXPECTED_ERRORS",
+        "Options",
+        "Reconciler",
+        "ReconcilerFunc",
+        "Request",
+        "Result",
+        "TerminalError",
+        "event",
+        "handler",
+        "predicate",
+        "source",
+    ]
+    assert all(hasattr(controller, name) for name in controller.__all__)
