@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import os
 import time
 from collections.abc import Mapping
@@ -24,17 +23,7 @@ from typing import Any
 import kopf
 import yaml
 
-WRITTEN_AT = "bench/written-at"
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
-
-
-def emit(**values: Any) -> None:
-    print(json.dumps(values), flush=True)
+from hack.bench.runtime.figures import Latencies, emit, rss
 
 
 def main() -> None:
@@ -52,10 +41,8 @@ def main() -> None:
     done = asyncio.Event()
     listed = asyncio.Event()  # events mode: the initial listing has been handled
     started = time.monotonic()
-    latencies: list[float] = []
-    seen: dict[str, int] = {}
-    started_ns = time.time_ns()  # stamps from earlier runs are older: they are not this run's updates
-    state = {"first": 0.0, "events": 0}
+    latencies = Latencies(args.expect)
+    state = {"events": 0}
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -93,15 +80,7 @@ def main() -> None:
             state["events"] += 1
             if state["events"] >= args.objects:
                 listed.set()
-            stamp = int(annotations.get(WRITTEN_AT, "0"))
-            if stamp <= max(seen.get(name, 0), started_ns):
-                return
-            seen[name] = stamp
-            if not latencies:
-                state["first"] = time.monotonic()
-            latencies.append((time.time_ns() - stamp) / 1e9)
-            if len(latencies) == args.expect:
-                done.set()
+            latencies.observe(name, annotations)
 
     async def run() -> None:
         stop = asyncio.Event()
@@ -124,18 +103,8 @@ def main() -> None:
         elif args.mode == "events":
             await listed.wait()
             emit(ready=True)
-            await done.wait()
-            elapsed = time.monotonic() - state["first"]
-            latencies.sort()
-            emit(
-                events=len(latencies),
-                reconciles=state["events"],
-                seconds=elapsed,
-                per_second=len(latencies) / elapsed,
-                p50=latencies[len(latencies) // 2],
-                p99=latencies[int(0.99 * (len(latencies) - 1))],
-                rss=rss(),
-            )
+            await latencies.done.wait()
+            emit(**latencies.summary(handled=state["events"]))
         else:
             await asyncio.sleep(2)  # let start-up allocations settle, as the Go peer does
             gc.collect()

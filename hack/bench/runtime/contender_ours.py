@@ -14,26 +14,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
-import os
 import time
-from typing import Any
 
+from hack.bench.runtime.figures import Latencies, emit, rss
 from olm_runtime import cache, controller, logging, workqueue
 from olm_runtime.client import Client, kinds, load_config
 from olm_runtime.manager import Manager, ManagerOptions
-
-WRITTEN_AT = "bench/written-at"
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
-
-
-def emit(**values: Any) -> None:
-    print(json.dumps(values), flush=True)
 
 
 async def watch_loop(stall: dict[str, float]) -> None:
@@ -71,25 +57,16 @@ async def sync(client: Client, namespace: str) -> None:
 async def events(client: Client, namespace: str, expect: int, objects: int) -> None:
     options = ManagerOptions(metrics_bind_address="0", cache=cache.CacheOptions(namespaces=(namespace,)))
     manager = Manager(client, options=options)
-    latencies: list[float] = []
-    seen: dict[str, int] = {}
-    state = {"reconciles": 0, "first": 0.0}
-    listed, done = asyncio.Event(), asyncio.Event()
-    started_ns = time.time_ns()  # stamps from earlier runs are older: they are not this run's updates
+    latencies = Latencies(expect)
+    state = {"reconciles": 0}
+    listed = asyncio.Event()
 
     async def reconcile(request: controller.Request) -> controller.Result:
         state["reconciles"] += 1
         if state["reconciles"] >= objects:
             listed.set()
         obj = await manager.reader.get(kinds.CONFIG_MAP, request.name, namespace=request.namespace)
-        stamp = int((obj["metadata"].get("annotations") or {}).get(WRITTEN_AT, "0"))
-        if stamp > max(seen.get(request.name, 0), started_ns):
-            seen[request.name] = stamp
-            if not latencies:
-                state["first"] = time.monotonic()
-            latencies.append((time.time_ns() - stamp) / 1e9)
-            if len(latencies) == expect:
-                done.set()
+        latencies.observe(request.name, obj["metadata"].get("annotations"))
         return controller.Result()
 
     await (
@@ -102,18 +79,8 @@ async def events(client: Client, namespace: str, expect: int, objects: int) -> N
         running = tasks.create_task(manager.run())
         await listed.wait()
         emit(ready=True)
-        await done.wait()
-        elapsed = time.monotonic() - state["first"]
-        latencies.sort()
-        emit(
-            events=len(latencies),
-            reconciles=state["reconciles"],
-            seconds=elapsed,
-            per_second=len(latencies) / elapsed,
-            p50=latencies[len(latencies) // 2],
-            p99=latencies[int(0.99 * (len(latencies) - 1))],
-            rss=rss(),
-        )
+        await latencies.done.wait()
+        emit(**latencies.summary(handled=state["reconciles"]))
         running.cancel()
 
 
