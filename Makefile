@@ -3,7 +3,7 @@ export UV_PYTHON_DOWNLOADS := never
 UV_RUN := uv run --frozen
 PYTEST := $(UV_RUN) pytest
 
-.PHONY: help deps run test unit e2e lint fmt manifests bench-runtime cluster-binaries cluster-up cluster-down cluster-status
+.PHONY: help deps run test unit e2e lint fmt manifests bench-runtime bench-cos cluster-binaries cluster-up cluster-down cluster-status
 
 help:
 	@echo "make run            bring up the local control plane and registry, print how to use them"
@@ -12,6 +12,7 @@ help:
 	@echo "make lint           ruff, mypy, import contracts, generated files up to date"
 	@echo "make manifests      regenerate the CRDs under manifests/crds from olm/api"
 	@echo "make bench-runtime  olm_runtime against controller-runtime and kopf (figures, not tests)"
+	@echo "make bench-cos      ClusterObjectSet rollout times and API requests (figures, not tests)"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
 deps:
@@ -46,6 +47,9 @@ bench-runtime: deps
 	$(UV_RUN) python -m hack.bench.runtime.compare
 	$(UV_RUN) python -m hack.bench.runtime.workqueue_ops
 	$(UV_RUN) python -m hack.bench.runtime.cache_sync
+
+bench-cos: deps
+	$(UV_RUN) python -m hack.bench.cos.rollout
 
 cluster-binaries:
 	$(UV_RUN) python -m hack.controlplane build

@@ -27,6 +27,8 @@ __all__ = [
     "OWNER_NAME_LABEL",
     "PACKAGE_NAME_LABEL",
     "REVISION_NAME_LABEL",
+    "SERVICE_ACCOUNT_NAMESPACE_ANNOTATION",
+    "SERVICE_ACCOUNT_NAME_ANNOTATION",
     "TEARDOWN_FINALIZER",
     "VERSION",
 ]
@@ -51,6 +53,10 @@ PACKAGE_NAME_LABEL: Final = f"{GROUP}/package-name"
 BUNDLE_NAME_LABEL: Final = f"{GROUP}/bundle-name"
 BUNDLE_VERSION_LABEL: Final = f"{GROUP}/bundle-version"
 REVISION_NAME_LABEL: Final = f"{GROUP}/revision-name"
+
+# Annotations on a ClusterObjectSet naming the ServiceAccount its objects are applied as.
+SERVICE_ACCOUNT_NAME_ANNOTATION: Final = f"{GROUP}/service-account-name"
+SERVICE_ACCOUNT_NAMESPACE_ANNOTATION: Final = f"{GROUP}/service-account-namespace"
 """On Secrets holding ClusterObjectSet content: the revision (ClusterObjectSet) they belong to."""
 
 METADATA_NAME_LABEL: Final = f"{GROUP}/metadata.name"

@@ -1,0 +1,241 @@
+"""Fixtures of the ClusterObjectSet controller tests: the OLM CRDs, a Manager running the
+controller in the test's event loop, a ServiceAccount to install as, and revision helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from olm.api import names
+from olm.operator_controller import clusterobjectset
+from olm.operator_controller.clusterobjectset import COS, identity
+from olm_runtime import conditions
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.manager import Manager, ManagerOptions
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.poll import eventually
+
+CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crds"
+CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+CLUSTER_ROLE_BINDING = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")
+
+OPTIONS = clusterobjectset.Options(
+    system_namespace="default", retry_interval=1.0, teardown_interval=0.5, deadline_minute_seconds=0.3
+)
+"""Fast retries, and a progress-deadline minute of 0.3 s (so the API's minimum of 10 is 3 s)."""
+
+
+@pytest.fixture(scope="session")
+async def cos_crds(control_plane: ControlPlane) -> None:
+    """Install (or update) the generated CRDs and wait until ClusterObjectSets are served."""
+    config = await load_config(kubeconfig=control_plane.kubeconfig)
+    async with await Client.connect(config, field_manager="e2e-crds") as client:
+        for path in sorted(CRD_DIR.glob("*.yaml")):
+            await client.apply(yaml.safe_load(path.read_text(encoding="utf-8")), force=True)
+
+        async def served() -> bool:
+            try:
+                await client.list(COS)
+            except (errors.APIError, LookupError):
+                return False
+            return True
+
+        await eventually(served, what="ClusterObjectSets to be served")
+
+
+@pytest.fixture
+async def manager(admin_client: Client, cos_crds: None) -> Manager:
+    return Manager(admin_client, options=ManagerOptions(metrics_bind_address="0"))
+
+
+@pytest.fixture
+async def controller_running(manager: Manager) -> AsyncIterator[None]:
+    await clusterobjectset.setup(manager, OPTIONS)
+    task = asyncio.create_task(manager.run())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+@pytest.fixture
+async def installer(admin_client: Client, namespace: str) -> AsyncIterator[str]:
+    """A ServiceAccount `installer` in the test namespace bound to cluster-admin."""
+    await admin_client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "installer", "namespace": namespace},
+        }
+    )
+    binding = f"{namespace}-installer"
+    await admin_client.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": binding},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": namespace}],
+        }
+    )
+    yield "installer"
+    with contextlib.suppress(errors.NotFound):
+        await admin_client.delete(CLUSTER_ROLE_BINDING, binding)
+
+
+def config_map(name: str, namespace: str, data: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": data or {"k": "v"},
+    }
+
+
+def deployment(name: str, namespace: str) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "main", "image": "example.com/app:v1"}]},
+            },
+        },
+    }
+
+
+def inline(*objects: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"object": o} for o in objects]
+
+
+@dataclass
+class Revisions:
+    """Creates ClusterObjectSets (annotated with the installer identity) and cleans them up."""
+
+    client: Client
+    namespace: str
+    service_account: str | None
+    prefix: str = field(default_factory=lambda: f"cos-{uuid.uuid4().hex[:8]}")
+    created: list[str] = field(default_factory=list)
+
+    def name(self, suffix: str) -> str:
+        return f"{self.prefix}-{suffix}"
+
+    async def create(
+        self,
+        suffix: str,
+        phases: list[tuple[str, list[dict[str, Any]]]],
+        *,
+        revision: int = 1,
+        collision_protection: str = "Prevent",
+        owner: str | None = None,
+        extra_spec: dict[str, Any] | None = None,
+        service_account: str | None = "default",
+    ) -> dict[str, Any]:
+        name = self.name(suffix)
+        metadata: dict[str, Any] = {"name": name}
+        account = self.service_account if service_account == "default" else service_account
+        if account:
+            metadata["annotations"] = {
+                identity.SERVICE_ACCOUNT_NAME: account,
+                identity.SERVICE_ACCOUNT_NAMESPACE: self.namespace,
+            }
+        if owner:
+            metadata["labels"] = {
+                names.OWNER_KIND_LABEL: "ClusterExtension",
+                names.OWNER_NAME_LABEL: f"{self.prefix}-{owner}",
+            }
+        body = {
+            "apiVersion": COS.api_version,
+            "kind": COS.kind,
+            "metadata": metadata,
+            "spec": {
+                "revision": revision,
+                "lifecycleState": "Active",
+                "collisionProtection": collision_protection,
+                "phases": [{"name": n, "objects": objs} for n, objs in phases],
+                **(extra_spec or {}),
+            },
+        }
+        self.created.append(name)
+        return await self.client.create(body)
+
+    async def get(self, suffix: str) -> dict[str, Any]:
+        return await self.client.get(COS, self.name(suffix))
+
+    async def condition(self, suffix: str, kind: str) -> dict[str, Any]:
+        cos = await self.get(suffix)
+        return dict(conditions.find((cos.get("status") or {}).get("conditions") or [], kind) or {})
+
+    async def wait_for(
+        self, suffix: str, kind: str, status: str, reason: str, *, contains: str = "", timeout: float = 60
+    ) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+
+        async def matches() -> bool:
+            nonlocal found
+            found = await self.condition(suffix, kind)
+            return (
+                found.get("status") == status
+                and found.get("reason") == reason
+                and contains in str(found.get("message"))
+            )
+
+        try:
+            await eventually(matches, what=f"{kind}={status}/{reason} on {suffix}", timeout=timeout)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; last seen: {found}") from None
+        return found
+
+    async def cleanup(self) -> None:
+        for name in reversed(self.created):
+            with contextlib.suppress(errors.NotFound):
+                await self.client.delete(COS, name)
+            with contextlib.suppress(errors.NotFound):
+                await self.client.patch(COS, name, {"metadata": {"finalizers": None}})
+
+
+@pytest.fixture
+async def revisions(
+    admin_client: Client, namespace: str, installer: str, controller_running: None
+) -> AsyncIterator[Revisions]:
+    tracker = Revisions(admin_client, namespace, installer)
+    yield tracker
+    await tracker.cleanup()
+
+
+async def exists(client: Client, gvk: GroupVersionKind, name: str, namespace: str | None = None) -> bool:
+    try:
+        await client.get(gvk, name, namespace=namespace)
+    except errors.NotFound:
+        return False
+    return True
+
+
+def absent(
+    client: Client, gvk: GroupVersionKind, name: str, namespace: str | None = None
+) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        return not await exists(client, gvk, name, namespace)
+
+    return check
+
+
+__all__ = ["CRD", "config_map", "deployment", "exists", "inline", "kinds"]

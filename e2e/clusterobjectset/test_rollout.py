@@ -1,0 +1,190 @@
+"""Phases roll out in order, each gated by its probes; status walks RollingOut -> Succeeded."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from e2e.clusterobjectset.conftest import CRD, Revisions, config_map, deployment, exists, inline
+from olm_runtime import conditions
+from olm_runtime.client import Client, GroupVersionKind, kinds
+from olm_runtime.testing.poll import eventually
+
+DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")
+PVC = GroupVersionKind("", "v1", "PersistentVolumeClaim")
+PV = GroupVersionKind("", "v1", "PersistentVolume")
+
+
+def crd(group: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+
+
+async def test_three_phases_roll_out_in_order_and_succeed(
+    revisions: Revisions, admin_client: Client, namespace: str
+) -> None:
+    group = f"{uuid.uuid4().hex[:8]}.example.com"
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "app", "namespace": namespace},
+        "rules": [{"apiGroups": [group], "resources": ["widgets"], "verbs": ["get"]}],
+    }
+    account = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "app", "namespace": namespace},
+    }
+    cos = await revisions.create(
+        "app",
+        [
+            ("crds", inline(crd(group))),
+            ("rbac", inline(account, role)),
+            ("deploy", inline(deployment("app", namespace))),
+        ],
+    )
+    seen: list[str] = []
+
+    async def succeeded() -> bool:
+        reason = str((await revisions.condition("app", "Progressing")).get("reason"))
+        if not seen or seen[-1] != reason:
+            seen.append(reason)
+        return reason == "Succeeded"
+
+    await eventually(succeeded, what="the revision to succeed", interval=0.1)
+    assert "RollingOut" in seen, seen
+    assert seen[-1] == "Succeeded"
+    available = await revisions.condition("app", "Available")
+    assert (available["status"], available["reason"]) == ("True", "ProbesSucceeded")
+    assert (await revisions.condition("app", "Succeeded"))["status"] == "True"
+
+    stored_crd = await admin_client.get(CRD, f"widgets.{group}")
+    established = conditions.find(stored_crd["status"]["conditions"], "Established")
+    assert established is not None
+    deployed = await admin_client.get(DEPLOYMENT, "app", namespace=namespace)
+    assert deployed["metadata"]["creationTimestamp"] >= established["lastTransitionTime"]
+    owner = deployed["metadata"]["ownerReferences"]
+    assert owner == [
+        {
+            "apiVersion": "olm.operatorframework.io/v1",
+            "kind": "ClusterObjectSet",
+            "name": cos["metadata"]["name"],
+            "uid": cos["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    stored = await revisions.get("app")
+    assert [p["name"] for p in stored["status"]["observedPhases"]] == ["crds", "rbac", "deploy"]
+    assert stored["metadata"]["finalizers"] == ["olm.operatorframework.io/teardown"]
+    events = await admin_client.list(kinds.EVENT, namespace="default")
+    reasons = {
+        e.get("reason")
+        for e in events.items
+        if (e.get("involvedObject") or {}).get("name") == cos["metadata"]["name"]
+    }
+    assert {"PhaseSucceeded", "Succeeded"} <= reasons, reasons
+
+
+async def test_a_pending_pvc_blocks_the_next_phase_until_bound(
+    revisions: Revisions, admin_client: Client, namespace: str
+) -> None:
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": namespace},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "",
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
+    await revisions.create(
+        "pvc", [("storage", inline(claim)), ("config", inline(config_map("after", namespace)))]
+    )
+    failure = await revisions.wait_for("pvc", "Available", "False", "ProbeFailure")
+    assert 'value at key "status.phase" != "Bound"; expected: "Bound" got: "Pending"' in failure["message"]
+    assert f"PersistentVolumeClaim.v1 {namespace}/data" in failure["message"]
+    assert not await exists(admin_client, kinds.CONFIG_MAP, "after", namespace)
+
+    volume = f"{namespace}-pv"
+    await admin_client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": volume},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "",
+                "hostPath": {"path": "/tmp/data"},
+                "claimRef": {"namespace": namespace, "name": "data"},
+            },
+        }
+    )
+    try:
+        await revisions.wait_for("pvc", "Progressing", "True", "Succeeded")
+        assert await exists(admin_client, kinds.CONFIG_MAP, "after", namespace)
+    finally:
+        await admin_client.delete(PV, volume)
+
+
+async def test_a_user_probe_blocks_until_the_field_has_the_value(
+    revisions: Revisions, admin_client: Client, namespace: str
+) -> None:
+    probe = {
+        "selector": {"type": "GroupKind", "groupKind": {"group": "", "kind": "ConfigMap"}},
+        "assertions": [{"type": "FieldValue", "fieldValue": {"fieldPath": "data.foo", "value": "bar"}}],
+    }
+    later = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "later", "namespace": namespace}}
+    await revisions.create(
+        "probe",
+        [("first", inline(config_map("gate", namespace, {"other": "x"}))), ("second", inline(later))],
+        extra_spec={"progressionProbes": [probe]},
+    )
+    failure = await revisions.wait_for("probe", "Available", "False", "ProbeFailure")
+    assert 'missing key: "data.foo"' in failure["message"]
+    await admin_client.patch(kinds.CONFIG_MAP, "gate", {"data": {"foo": "baz"}}, namespace=namespace)
+    failure = await revisions.wait_for("probe", "Available", "False", "ProbeFailure", contains="got:")
+    assert 'value at key "data.foo" != "bar"; expected: "bar" got: "baz"' in failure["message"]
+    assert not await exists(admin_client, kinds.SECRET, "later", namespace)
+
+    # data.foo is not part of the revision's content, so a user may set it and it stays.
+    await admin_client.patch(kinds.CONFIG_MAP, "gate", {"data": {"foo": "bar"}}, namespace=namespace)
+    await revisions.wait_for("probe", "Progressing", "True", "Succeeded")
+    assert await exists(admin_client, kinds.SECRET, "later", namespace)
+
+
+async def test_a_crd_that_is_never_established_holds_back_the_deployment(
+    revisions: Revisions, admin_client: Client, namespace: str
+) -> None:
+    group = f"{uuid.uuid4().hex[:8]}.example.com"
+    await admin_client.create(crd(group))  # owns the singular name "widget" in the group
+    clashing = crd(group)
+    clashing["metadata"]["name"] = f"gadgets.{group}"
+    clashing["spec"]["names"] = {"kind": "Gadget", "plural": "gadgets", "singular": "widget"}
+    await revisions.create(
+        "clash", [("crds", inline(clashing)), ("deploy", inline(deployment("app", namespace)))]
+    )
+    failure = await revisions.wait_for("clash", "Available", "False", "ProbeFailure", contains="Established")
+    assert f"CustomResourceDefinition.v1.apiextensions.k8s.io gadgets.{group}" in failure["message"]
+    assert not await exists(admin_client, DEPLOYMENT, "app", namespace)
+    await admin_client.delete(CRD, f"widgets.{group}")  # gadgets goes with the revision

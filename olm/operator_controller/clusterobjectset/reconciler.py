@@ -1,0 +1,327 @@
+"""The ClusterObjectSet reconciler: a list of named steps over one state object.
+
+Active revision:   resolve_identity -> ensure_finalizer -> resolve_sources -> verify_digests
+                   -> find_siblings -> roll_out -> archive_predecessors
+Archived revision: resolve_identity -> resolve_sources -> release -> drop_finalizer
+Being deleted:     the archived steps, tolerant of a missing identity or missing sources (the
+                   objects' ownerReferences then leave the clean-up to the garbage collector).
+
+Each step either lets the next one run or stops the pipeline, leaving an `Outcome` (or a requeue)
+behind; the status is written once at the end, from the outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from olm.api import conditions as api
+from olm.api import names
+from olm.operator_controller.clusterobjectset import ownership, probes, status, teardown
+from olm.operator_controller.clusterobjectset.identity import Identity, MissingIdentity, identity_for
+from olm.operator_controller.clusterobjectset.options import Options
+from olm.operator_controller.clusterobjectset.rollout import Rollout
+from olm.operator_controller.clusterobjectset.sources import (
+    ResolvedPhase,
+    SourceError,
+    SourceMissing,
+    changed_phases,
+    resolve_phases,
+)
+from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
+from olm.operator_controller.clusterobjectset.watches import DriftWatches
+from olm_runtime import cache, conditions, controller, events, finalizers
+from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
+
+__all__ = ["COS", "Reconciler", "State"]
+
+COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
+_log = structlog.get_logger("olm.operator_controller.clusterobjectset")
+
+
+@dataclass
+class State:
+    """What one reconcile learns; each field has one writer step."""
+
+    cos: dict[str, Any]
+    me: ownership.Revision
+    identity: Identity | None = None
+    """resolve_identity."""
+    phases: list[ResolvedPhase] = field(default_factory=list)
+    """resolve_sources."""
+    observed_phases: list[dict[str, str]] | None = None
+    """verify_digests: digests to record (first reconcile only)."""
+    siblings: dict[str, ownership.Revision] = field(default_factory=dict)
+    """find_siblings: other revisions of the same owner, by uid."""
+    outcome: Outcome | None = None
+    """Any step: what the status reports."""
+    requeue_after: float | None = None
+    """Any step: come back after this many seconds."""
+
+
+Step = Callable[[State], Awaitable[bool]]
+"""Returns whether the next step runs."""
+
+
+class Reconciler:
+    def __init__(
+        self,
+        client: Client,
+        reader: cache.CacheReader,
+        watches: DriftWatches,
+        recorder: events.EventRecorder,
+        options: Options,
+    ) -> None:
+        self.client = client
+        self.reader = reader
+        self.watches = watches
+        self.recorder = recorder
+        self.options = options
+        self._reported_phases: set[tuple[str, str]] = set()
+        self.active_steps: tuple[Step, ...] = (
+            self.resolve_identity,
+            self.ensure_finalizer,
+            self.resolve_sources,
+            self.verify_digests,
+            self.find_siblings,
+            self.roll_out,
+            self.archive_predecessors,
+        )
+        self.archived_steps: tuple[Step, ...] = (
+            self.resolve_identity,
+            self.resolve_sources,
+            self.release,
+            self.drop_finalizer,
+        )
+
+    async def reconcile(self, request: controller.Request) -> controller.Result:
+        try:
+            cached = await self.reader.get(COS, request.name)
+        except errors.NotFound:
+            return controller.Result()
+        cos = cache.mutable_copy(cached)
+        state = State(cos=cos, me=ownership.Revision.of(cos))
+        if finalizers.is_being_deleted(cos):
+            await self._run(state, self.archived_steps)
+            return controller.Result(requeue_after=state.requeue_after)
+        archived = (cos.get("spec") or {}).get("lifecycleState") == "Archived"
+        if archived and self._archival_done(cos):
+            return controller.Result()  # archived revisions stop reconciling once released
+        await self._run(state, self.archived_steps if archived else self.active_steps)
+        await self._write_status(state)
+        return controller.Result(requeue_after=state.requeue_after)
+
+    async def _run(self, state: State, steps: tuple[Step, ...]) -> None:
+        spec = state.cos.get("spec")
+        for step in steps:
+            started = time.monotonic()
+            proceed = await step(state)
+            _log.debug("step done", step=step.__name__, seconds=round(time.monotonic() - started, 4))
+            if state.cos.get("spec") is not spec:
+                raise RuntimeError(f"step {step.__name__} replaced the revision's spec; steps may not")
+            if not proceed:
+                return
+
+    # steps ---------------------------------------------------------------------------------------
+
+    async def ensure_finalizer(self, state: State) -> bool:
+        updated = await finalizers.ensure_finalizer(self.client, COS, state.cos, names.TEARDOWN_FINALIZER)
+        state.cos["metadata"] = dict(updated["metadata"])
+        return True
+
+    async def drop_finalizer(self, state: State) -> bool:
+        with contextlib.suppress(errors.NotFound):
+            await finalizers.remove_finalizer(self.client, COS, state.cos, names.TEARDOWN_FINALIZER)
+        return True
+
+    async def resolve_identity(self, state: State) -> bool:
+        try:
+            state.identity = identity_for(
+                state.cos, self.client, allow_own_identity=self.options.allow_own_identity
+            )
+        except MissingIdentity as e:
+            if self._tearing_down(state):
+                if not finalizers.is_being_deleted(state.cos):
+                    state.outcome = Outcome(OutcomeKind.ARCHIVED)
+                return await self.drop_finalizer(state)  # nothing was ever applied as anyone
+            state.outcome = Outcome(OutcomeKind.BLOCKED, str(e))
+            return False
+        return True
+
+    async def _get_secret(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return await self.client.get(kinds.SECRET, name, namespace=namespace)
+        except errors.NotFound:
+            return None
+
+    async def resolve_sources(self, state: State) -> bool:
+        try:
+            state.phases = await resolve_phases(
+                state.cos.get("spec") or {},
+                self._get_secret,
+                system_namespace=self.options.system_namespace,
+                limit=self.options.max_object_bytes,
+            )
+        except SourceError as e:
+            if self._tearing_down(state) and finalizers.is_being_deleted(state.cos):
+                return await self.drop_finalizer(state)  # the garbage collector follows ownerReferences
+            kind = OutcomeKind.RETRYING if isinstance(e, SourceMissing) else OutcomeKind.BLOCKED
+            state.outcome = Outcome(kind, str(e))
+            if kind is OutcomeKind.RETRYING:
+                state.requeue_after = self.options.retry_interval
+            return False
+        return True
+
+    async def verify_digests(self, state: State) -> bool:
+        observed = (state.cos.get("status") or {}).get("observedPhases")
+        if not observed:
+            state.observed_phases = [{"name": p.name, "digest": p.digest} for p in state.phases]
+            return True
+        changed = changed_phases(state.phases, observed)
+        if changed is not None:
+            state.outcome = Outcome(OutcomeKind.BLOCKED, changed)
+            return False
+        return True
+
+    async def find_siblings(self, state: State) -> bool:
+        owner = state.me.owner
+        if owner is None:
+            return True
+        selector = f"{names.OWNER_KIND_LABEL}={owner[0]},{names.OWNER_NAME_LABEL}={owner[1]}"
+        for other in await self.reader.list(COS, label_selector=selector):
+            revision = ownership.Revision.of(other)
+            if revision.uid != state.me.uid:
+                state.siblings[revision.uid] = revision
+        return True
+
+    async def roll_out(self, state: State) -> bool:
+        assert state.identity is not None
+        rollout = Rollout(
+            state.identity.client,
+            self.watches,
+            field_manager=self.options.field_manager,
+            concurrency=self.options.apply_concurrency,
+            identity=state.identity.description,
+            on_phase_done=lambda phase: self._phase_done(state, phase),
+        )
+        checks = (*probes.BUILTIN, *probes.from_spec((state.cos.get("spec") or {}).get("progressionProbes")))
+        try:
+            outcome = await rollout.run(state.me, state.siblings, state.phases, checks)
+        except CredentialError as e:
+            outcome = Outcome(OutcomeKind.RETRYING, str(e))
+        state.outcome = outcome
+        if outcome.kind is OutcomeKind.RETRYING:
+            state.requeue_after = self.options.retry_interval
+            if outcome.message.startswith("revision object collisions"):
+                self.recorder.event(state.cos, events.WARNING, "Collision", outcome.message)
+        return outcome.kind is OutcomeKind.SUCCEEDED
+
+    def _phase_done(self, state: State, phase: str) -> None:
+        key = (state.me.uid, phase)
+        if key not in self._reported_phases:
+            self._reported_phases.add(key)
+            self.recorder.event(
+                state.cos,
+                events.NORMAL,
+                "PhaseSucceeded",
+                f'phase "{phase}" is applied and passes its probes',
+            )
+
+    async def archive_predecessors(self, state: State) -> bool:
+        for sibling_uid, sibling in state.siblings.items():
+            if sibling.number >= state.me.number:
+                continue
+            try:
+                current = await self.reader.get(COS, sibling.name)
+            except errors.NotFound:
+                continue
+            if (current.get("spec") or {}).get("lifecycleState") != "Active" or (
+                (current.get("metadata") or {}).get("uid") != sibling_uid
+            ):
+                continue
+            with contextlib.suppress(errors.NotFound):
+                await self.client.patch(COS, sibling.name, {"spec": {"lifecycleState": "Archived"}})
+                self.recorder.event(
+                    current,
+                    events.NORMAL,
+                    "Archived",
+                    f"superseded by revision {state.me.number} ({state.me.name})",
+                )
+        return True
+
+    @staticmethod
+    def _archival_done(cos: dict[str, Any]) -> bool:
+        progressing = conditions.find((cos.get("status") or {}).get("conditions") or [], api.TYPE_PROGRESSING)
+        released = progressing is not None and progressing.get("reason") == api.REASON_ARCHIVED
+        return released and not finalizers.has_finalizer(cos, names.TEARDOWN_FINALIZER)
+
+    def _tearing_down(self, state: State) -> bool:
+        spec = state.cos.get("spec") or {}
+        return finalizers.is_being_deleted(state.cos) or spec.get("lifecycleState") == "Archived"
+
+    async def release(self, state: State) -> bool:
+        assert state.identity is not None
+        try:
+            done = await teardown.release_all(state.identity.client, state.me, state.phases)
+        except (errors.APIError, CredentialError) as e:
+            state.outcome = Outcome(OutcomeKind.RETRYING, f"cannot release objects: {e}")
+            state.requeue_after = self.options.retry_interval
+            return False
+        if not done:
+            state.requeue_after = self.options.teardown_interval
+            return False
+        if not finalizers.is_being_deleted(state.cos):
+            state.outcome = Outcome(OutcomeKind.ARCHIVED)
+        return True
+
+    # status --------------------------------------------------------------------------------------
+
+    async def _write_status(self, state: State) -> None:
+        if state.outcome is None:
+            return
+        current = state.cos.get("status") or {}
+        existing = current.get("conditions") or []
+        now = datetime.datetime.now(datetime.UTC)
+        spec = state.cos.get("spec") or {}
+        due = status.deadline(state.cos, self.options.deadline_minute_seconds)
+        if (
+            due is not None
+            and now < due
+            and state.outcome.kind in (OutcomeKind.ROLLING_OUT, OutcomeKind.RETRYING)
+        ):
+            remaining = (due - now).total_seconds() + 0.5
+            state.requeue_after = min(state.requeue_after or remaining, remaining)
+        updated = status.apply_outcome(
+            existing,
+            state.outcome,
+            revision=state.me.number,
+            generation=(state.cos.get("metadata") or {}).get("generation"),
+            due=due if state.outcome.kind is not OutcomeKind.ARCHIVED else None,
+            minutes=spec.get("progressDeadlineMinutes"),
+            now=now,
+        )
+        patch: dict[str, Any] = {}
+        if updated != existing:
+            patch["conditions"] = updated
+        if state.observed_phases is not None and state.outcome.kind is not OutcomeKind.BLOCKED:
+            patch["observedPhases"] = state.observed_phases
+        if not patch:
+            return
+        if not conditions.is_true(existing, api.TYPE_SUCCEEDED) and conditions.is_true(
+            updated, api.TYPE_SUCCEEDED
+        ):
+            self.recorder.event(
+                state.cos, events.NORMAL, "Succeeded", f"revision {state.me.number} rolled out"
+            )
+        if state.outcome.kind is OutcomeKind.ARCHIVED and not any(
+            c.get("reason") == api.REASON_ARCHIVED for c in existing
+        ):
+            self.recorder.event(state.cos, events.NORMAL, "Archived", "objects released or deleted")
+        with contextlib.suppress(errors.NotFound):
+            await self.client.patch_status(COS, state.me.name, {"status": patch})

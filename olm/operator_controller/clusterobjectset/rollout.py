@@ -1,0 +1,189 @@
+"""Rolling out an Active revision: phase after phase, each applied whole and then probed.
+
+For each phase, in spec order:
+
+1. look up every object (the drift informer first, the API server when the informer does not show
+   it as ours) and judge it (`ownership.judge`); if any object collides, stop before applying
+   anything of the phase;
+2. release the references of adopted objects' previous controllers, then server-side apply every
+   object (concurrently, one field manager, `force` so our fields win) as the revision's identity;
+3. probe the objects as the apply returned them; the next phase starts only if all pass.
+
+The result is an `Outcome`: `Succeeded` when every phase passed, `RollingOut` naming the objects
+that fail probes, `Retrying` with collisions or errors (forbidden writes, unknown kinds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from olm.operator_controller.clusterobjectset import ownership, probes
+from olm.operator_controller.clusterobjectset.sources import ResolvedObject, ResolvedPhase
+from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
+from olm.operator_controller.clusterobjectset.watches import DriftWatches
+from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, PatchType, errors
+from olm_runtime.client.client import object_kind
+
+__all__ = ["PhaseFailed", "Rollout", "collision_message", "probe_message"]
+
+MAX_LISTED = 10
+"""Objects named in one status message; the rest are counted."""
+
+
+class PhaseFailed(Exception):
+    """An object of a phase could not be looked up, released or applied."""
+
+
+@dataclass(frozen=True)
+class _Planned:
+    source: ResolvedObject
+    gvk: GroupVersionKind
+    verdict: ownership.Verdict
+    live: Mapping[str, Any] | None
+
+
+def _listing(lines: Sequence[str]) -> str:
+    shown = sorted(lines)[:MAX_LISTED]
+    more = len(lines) - len(shown)
+    return "\n".join(f"- {line}" for line in shown) + (f"\n- and {more} more" if more else "")
+
+
+def collision_message(phase: str, lines: Sequence[str]) -> str:
+    return f'revision object collisions in phase "{phase}":\n{_listing(lines)}'
+
+
+def probe_message(phase: str, lines: Sequence[str]) -> str:
+    return f'Phase "{phase}" is not ready:\n{_listing(lines)}'
+
+
+def _name(manifest: Mapping[str, Any]) -> tuple[str, str | None]:
+    metadata = manifest.get("metadata") or {}
+    return str(metadata.get("name") or ""), metadata.get("namespace") or None
+
+
+class Rollout:
+    """One reconcile's rollout of one revision, writing as `client` (the revision's identity)."""
+
+    def __init__(
+        self,
+        client: Client,
+        watches: DriftWatches,
+        *,
+        field_manager: str,
+        concurrency: int,
+        identity: str,
+        on_phase_done: Callable[[str], None],
+    ) -> None:
+        self.client = client
+        self.watches = watches
+        self.field_manager = field_manager
+        self.identity = identity
+        self.on_phase_done = on_phase_done
+        self._slots = asyncio.Semaphore(concurrency)
+
+    async def run(
+        self,
+        me: ownership.Revision,
+        siblings: Mapping[str, ownership.Revision],
+        phases: Sequence[ResolvedPhase],
+        checks: Sequence[probes.Probe],
+    ) -> Outcome:
+        for phase in phases:
+            try:
+                planned = await asyncio.gather(*(self._plan(o, me, siblings) for o in phase.objects))
+            except PhaseFailed as e:
+                return Outcome(OutcomeKind.RETRYING, f'phase "{phase.name}": {e}')
+            collisions = [
+                f"{probes.object_label(p.source.manifest)} {p.verdict.message}"
+                for p in planned
+                if p.verdict.action is ownership.Action.COLLISION
+            ]
+            if collisions:
+                return Outcome(OutcomeKind.RETRYING, collision_message(phase.name, collisions))
+            results = await asyncio.gather(*(self._apply(p, me) for p in planned), return_exceptions=True)
+            problems = [str(r) for r in results if isinstance(r, PhaseFailed)]
+            for result in results:
+                if isinstance(result, BaseException) and not isinstance(result, PhaseFailed):
+                    raise result
+            if problems:
+                return Outcome(OutcomeKind.RETRYING, f'phase "{phase.name}":\n{_listing(problems)}')
+            failing = [
+                f"{probes.object_label(obj)}: {' and '.join(messages)}"
+                for obj in results
+                if isinstance(obj, dict) and (messages := probes.check(obj, checks))
+            ]
+            if failing:
+                return Outcome(OutcomeKind.ROLLING_OUT, probe_message(phase.name, failing))
+            self.on_phase_done(phase.name)
+        return Outcome(OutcomeKind.SUCCEEDED)
+
+    async def _plan(
+        self, source: ResolvedObject, me: ownership.Revision, siblings: Mapping[str, ownership.Revision]
+    ) -> _Planned:
+        manifest = source.manifest
+        label = probes.object_label(manifest)
+        try:
+            gvk = object_kind(manifest)
+            informer = await self.watches.informer(gvk)
+        except (ValueError, NoKindMatch) as e:
+            raise PhaseFailed(f"{label}: {e}") from e
+        name, namespace = _name(manifest)
+        if not name:
+            raise PhaseFailed(f"{label}: metadata.name is required")
+        namespace = namespace if informer.resource.namespaced else None
+        if informer.resource.namespaced and not namespace:
+            raise PhaseFailed(f"{label}: metadata.namespace is required for a namespaced kind")
+        live: Mapping[str, Any] | None = informer.get(name, namespace)
+        verdict = ownership.judge(live, me, siblings, source.collision_protection)
+        if live is None or verdict.action not in (ownership.Action.APPLY, ownership.Action.SKIP):
+            async with self._slots:
+                try:
+                    live = await self.client.get(gvk, name, namespace=namespace)
+                except errors.NotFound:
+                    live = None
+                except errors.APIError as e:
+                    raise PhaseFailed(self._denied("get", label, e)) from e
+            verdict = ownership.judge(live, me, siblings, source.collision_protection)
+        return _Planned(source, gvk, verdict, live)
+
+    def _denied(self, verb: str, label: str, error: errors.APIError) -> str:
+        if isinstance(error, errors.Forbidden):
+            return f"cannot {verb} {label} as {self.identity}: {error.message}"
+        return f"{verb} {label}: {error.message}"
+
+    async def _apply(self, planned: _Planned, me: ownership.Revision) -> Mapping[str, Any] | None:
+        verdict = planned.verdict
+        if verdict.action is ownership.Action.SKIP:
+            return None
+        label = probes.object_label(planned.source.manifest)
+        async with self._slots:
+            try:
+                if verdict.release is not None and planned.live is not None:
+                    await self._release(planned, verdict)
+                applied: dict[str, Any] = await self.client.apply(
+                    ownership.desired_object(planned.source.manifest, me),
+                    field_manager=self.field_manager,
+                    force=True,
+                )
+                return applied
+            except errors.APIError as e:
+                raise PhaseFailed(self._denied("apply", label, e)) from e
+
+    async def _release(self, planned: _Planned, verdict: ownership.Verdict) -> None:
+        """Drop (older sibling) or demote (foreign controller) the current controller reference,
+        guarded by the resourceVersion the decision was made on."""
+        assert planned.live is not None
+        assert verdict.release is not None
+        metadata = planned.live.get("metadata") or {}
+        refs = ownership.references_without(
+            metadata.get("ownerReferences") or (), str(verdict.release.get("uid")), demote=not verdict.remove
+        )
+        patch = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": metadata.get("resourceVersion")},
+            {"op": "replace", "path": "/metadata/ownerReferences", "value": refs},
+        ]
+        name, namespace = _name(planned.live)
+        await self.client.patch(planned.gvk, name, patch, namespace=namespace, patch_type=PatchType.JSON)

@@ -1,0 +1,133 @@
+"""The status a revision reports, computed from what one reconcile found (pure).
+
+| outcome       | Progressing                     | Available                 |
+|---------------|---------------------------------|---------------------------|
+| rolling out   | True  RollingOut                | False ProbeFailure        |
+| retrying      | True  Retrying                  | Unknown Reconciling       |
+| blocked       | False Blocked                   | Unknown Reconciling       |
+| succeeded     | True  Succeeded                 | True  ProbesSucceeded     |
+| archived      | False Archived                  | Unknown Archived          |
+
+`Succeeded` is a latch: set True the first time a rollout completes and never changed after.
+With a progress deadline, a revision still rolling out or retrying when it passes reports
+`Progressing=False/ProgressDeadlineExceeded` (and recovers when it later succeeds).
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from olm.api import conditions as api
+from olm_runtime import conditions
+
+__all__ = ["Outcome", "OutcomeKind", "apply_outcome", "deadline", "parse_time"]
+
+
+class OutcomeKind(enum.Enum):
+    ROLLING_OUT = "RollingOut"
+    RETRYING = "Retrying"
+    BLOCKED = "Blocked"
+    SUCCEEDED = "Succeeded"
+    ARCHIVED = "Archived"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: OutcomeKind
+    message: str = ""
+
+
+_AVAILABLE: Mapping[OutcomeKind, tuple[conditions.Status, str]] = {
+    OutcomeKind.ROLLING_OUT: ("False", api.REASON_PROBE_FAILURE),
+    OutcomeKind.RETRYING: ("Unknown", api.REASON_RECONCILING),
+    OutcomeKind.BLOCKED: ("Unknown", api.REASON_RECONCILING),
+    OutcomeKind.SUCCEEDED: ("True", api.REASON_PROBES_SUCCEEDED),
+    OutcomeKind.ARCHIVED: ("Unknown", api.REASON_ARCHIVED),
+}
+_PROGRESSING: Mapping[OutcomeKind, tuple[conditions.Status, str]] = {
+    OutcomeKind.ROLLING_OUT: ("True", api.REASON_ROLLING_OUT),
+    OutcomeKind.RETRYING: ("True", api.REASON_RETRYING),
+    OutcomeKind.BLOCKED: ("False", api.REASON_BLOCKED),
+    OutcomeKind.SUCCEEDED: ("True", api.REASON_SUCCEEDED),
+    OutcomeKind.ARCHIVED: ("False", api.REASON_ARCHIVED),
+}
+
+
+def parse_time(value: str | None) -> datetime.datetime | None:
+    if not value:
+        return None
+    return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def deadline(cos: Mapping[str, Any], minute_seconds: float) -> datetime.datetime | None:
+    """When the rollout must have succeeded, or None (no deadline, or already succeeded once)."""
+    minutes = (cos.get("spec") or {}).get("progressDeadlineMinutes")
+    created = parse_time((cos.get("metadata") or {}).get("creationTimestamp"))
+    latched = conditions.is_true((cos.get("status") or {}).get("conditions") or [], api.TYPE_SUCCEEDED)
+    if not minutes or created is None or latched:
+        return None
+    return created + datetime.timedelta(seconds=float(minutes) * minute_seconds)
+
+
+def _messages(kind: OutcomeKind, revision: int, message: str) -> tuple[str, str]:
+    if kind is OutcomeKind.SUCCEEDED:
+        return f"Revision {revision} has rolled out.", "Objects are available and pass all probes."
+    if kind is OutcomeKind.ROLLING_OUT:
+        return f"Revision {revision} is rolling out.", message
+    if kind is OutcomeKind.ARCHIVED:
+        return "Revision is archived; its objects were released or deleted.", "Revision is archived."
+    return message, f"Objects could not be observed: {message}"
+
+
+def apply_outcome(
+    existing: Sequence[Mapping[str, Any]],
+    outcome: Outcome,
+    *,
+    revision: int,
+    generation: int | None,
+    due: datetime.datetime | None,
+    minutes: int | None,
+    now: datetime.datetime,
+) -> list[dict[str, Any]]:
+    """The conditions after `outcome`, starting from `existing` (transition times kept)."""
+    items = [dict(c) for c in existing]
+    progressing_message, available_message = _messages(outcome.kind, revision, outcome.message)
+    status, reason = _PROGRESSING[outcome.kind]
+    if due is not None and now >= due and outcome.kind in (OutcomeKind.ROLLING_OUT, OutcomeKind.RETRYING):
+        last = outcome.message or progressing_message
+        status, reason = "False", api.REASON_PROGRESS_DEADLINE_EXCEEDED
+        progressing_message = f"Revision has not rolled out for {minutes} minute(s). Last status: {last}"
+    conditions.set_condition(
+        items,
+        api.TYPE_PROGRESSING,
+        status,
+        reason=reason,
+        message=progressing_message,
+        observed_generation=generation,
+        now=now,
+    )
+    available_status, available_reason = _AVAILABLE[outcome.kind]
+    conditions.set_condition(
+        items,
+        api.TYPE_AVAILABLE,
+        available_status,
+        reason=available_reason,
+        message=available_message,
+        observed_generation=generation,
+        now=now,
+    )
+    if outcome.kind is OutcomeKind.SUCCEEDED and not conditions.is_true(items, api.TYPE_SUCCEEDED):
+        conditions.set_condition(
+            items,
+            api.TYPE_SUCCEEDED,
+            "True",
+            reason=api.REASON_SUCCEEDED,
+            message="Revision succeeded rolling out.",
+            observed_generation=generation,
+            now=now,
+        )
+    return items

@@ -1,0 +1,80 @@
+"""Drift detection: informers on the kinds revisions manage, mapped back to the owning revision.
+
+One informer per kind in use, created on the first reconcile that needs it through the shared
+cache, watching all namespaces but only objects labelled with a revision name. Every add, change
+or deletion enqueues the revision that controls the object, which then restores it. The informers
+double as the first place the rollout looks for an object's current state.
+
+The runtime cache cannot stop an informer yet, so an informer lives until the process ends even
+after no revision uses its kind any more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from olm.api import names
+from olm_runtime import cache
+from olm_runtime.client import GroupVersionKind
+from olm_runtime.controller import Request, event
+
+__all__ = ["DriftWatches", "owning_revisions"]
+
+SELECTOR = names.REVISION_NAME_LABEL
+"""Managed objects (and the Secrets of a revision) carry this label; only they are watched."""
+
+
+def owning_revisions(obj: Mapping[str, Any]) -> Iterator[Request]:
+    """The revision controlling `obj` (by controller reference), else the one its label names."""
+    metadata = obj.get("metadata") or {}
+    for ref in metadata.get("ownerReferences") or ():
+        if (
+            ref.get("controller")
+            and ref.get("kind") == names.CLUSTER_OBJECT_SET
+            and ref.get("apiVersion", "").startswith(f"{names.GROUP}/")
+        ):
+            yield Request(name=str(ref.get("name")))
+            return
+    label = (metadata.get("labels") or {}).get(names.REVISION_NAME_LABEL)
+    if label:
+        yield Request(name=label)
+
+
+class DriftWatches:
+    """Starts informers per kind on demand and feeds their events to `events` (a `Channel`)."""
+
+    def __init__(self, informers: cache.Cache, events: asyncio.Queue[event.GenericEvent]) -> None:
+        self._cache = informers
+        self._events = events
+        self._informers: dict[GroupVersionKind, cache.Informer] = {}
+        self._lock = asyncio.Lock()
+
+    def _notify(self, obj: Any) -> None:
+        if isinstance(obj, cache.DeletedFinalStateUnknown):
+            obj = obj.obj
+        self._events.put_nowait(event.GenericEvent(obj))
+
+    async def informer(self, gvk: GroupVersionKind) -> cache.Informer:
+        """The synced informer of `gvk` (created and registered on first use); raises
+        `NoKindMatch` when the kind is not served."""
+        informer = self._informers.get(gvk)
+        if informer is None:
+            async with self._lock:
+                informer = self._informers.get(gvk)
+                if informer is None:
+                    informer = await self._cache.get_informer(gvk, namespaces=(), label_selector=SELECTOR)
+                    informer.add_event_handler(
+                        cache.EventHandlerFuncs(
+                            on_add=lambda obj, _initial: self._notify(obj),
+                            on_update=lambda _old, new: self._notify(new),
+                            on_delete=self._notify,
+                        )
+                    )
+                    self._informers[gvk] = informer
+        await informer.wait_for_sync()
+        return informer
+
+    def kinds(self) -> list[GroupVersionKind]:
+        return list(self._informers)

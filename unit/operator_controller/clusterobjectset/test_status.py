@@ -1,0 +1,117 @@
+"""Status conditions per outcome, the Succeeded latch and the progress deadline."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+
+from olm.operator_controller.clusterobjectset import status
+from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
+
+NOW = datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.UTC)
+
+
+def conditions(
+    existing: list[dict[str, Any]], outcome: Outcome, **kw: Any
+) -> dict[str, tuple[str, str, str]]:
+    args: dict[str, Any] = {"revision": 3, "generation": 1, "due": None, "minutes": None, "now": NOW, **kw}
+    items = status.apply_outcome(existing, outcome, **args)
+    return {c["type"]: (c["status"], c["reason"], c["message"]) for c in items}
+
+
+@pytest.mark.parametrize(
+    ("kind", "progressing", "available"),
+    [
+        pytest.param(
+            OutcomeKind.ROLLING_OUT, ("True", "RollingOut"), ("False", "ProbeFailure"), id="rolling-out"
+        ),
+        pytest.param(OutcomeKind.RETRYING, ("True", "Retrying"), ("Unknown", "Reconciling"), id="retrying"),
+        pytest.param(OutcomeKind.BLOCKED, ("False", "Blocked"), ("Unknown", "Reconciling"), id="blocked"),
+        pytest.param(
+            OutcomeKind.SUCCEEDED, ("True", "Succeeded"), ("True", "ProbesSucceeded"), id="succeeded"
+        ),
+        pytest.param(OutcomeKind.ARCHIVED, ("False", "Archived"), ("Unknown", "Archived"), id="archived"),
+    ],
+)
+def test_condition_table(kind: OutcomeKind, progressing: tuple[str, str], available: tuple[str, str]) -> None:
+    result = conditions([], Outcome(kind, "why"))
+    assert result["Progressing"][:2] == progressing
+    assert result["Available"][:2] == available
+
+
+def test_messages() -> None:
+    assert (
+        conditions([], Outcome(OutcomeKind.ROLLING_OUT, "probe"))["Progressing"][2]
+        == "Revision 3 is rolling out."
+    )
+    assert conditions([], Outcome(OutcomeKind.ROLLING_OUT, "probe"))["Available"][2] == "probe"
+    done = conditions([], Outcome(OutcomeKind.SUCCEEDED))
+    assert done["Progressing"][2] == "Revision 3 has rolled out."
+    assert done["Available"][2] == "Objects are available and pass all probes."
+    assert done["Succeeded"] == ("True", "Succeeded", "Revision succeeded rolling out.")
+
+
+def test_succeeded_is_a_latch() -> None:
+    done = status.apply_outcome(
+        [], Outcome(OutcomeKind.SUCCEEDED), revision=1, generation=1, due=None, minutes=None, now=NOW
+    )
+    later = status.apply_outcome(
+        done, Outcome(OutcomeKind.ROLLING_OUT, "x"), revision=1, generation=1, due=None, minutes=None, now=NOW
+    )
+    assert {c["type"]: c["status"] for c in later}["Succeeded"] == "True"
+    assert conditions([], Outcome(OutcomeKind.ROLLING_OUT)).get("Succeeded") is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "exceeded"),
+    [
+        pytest.param(OutcomeKind.ROLLING_OUT, True, id="rolling-out-exceeds"),
+        pytest.param(OutcomeKind.RETRYING, True, id="retrying-exceeds"),
+        pytest.param(OutcomeKind.BLOCKED, False, id="blocked-stays-blocked"),
+        pytest.param(OutcomeKind.SUCCEEDED, False, id="success-recovers"),
+    ],
+)
+def test_progress_deadline(kind: OutcomeKind, exceeded: bool) -> None:
+    past = NOW - datetime.timedelta(seconds=1)
+    result = conditions([], Outcome(kind, "last words"), due=past, minutes=10)
+    assert (result["Progressing"][1] == "ProgressDeadlineExceeded") is exceeded
+    if exceeded:
+        assert result["Progressing"][0] == "False"
+        assert (
+            result["Progressing"][2]
+            == "Revision has not rolled out for 10 minute(s). Last status: last words"
+        )
+    future = conditions([], Outcome(kind, "x"), due=NOW + datetime.timedelta(seconds=1), minutes=10)
+    assert future["Progressing"][1] != "ProgressDeadlineExceeded"
+
+
+def test_deadline_counts_from_creation_in_configurable_minutes_until_success() -> None:
+    cos: dict[str, Any] = {
+        "metadata": {"creationTimestamp": "2026-01-01T12:00:00Z"},
+        "spec": {"progressDeadlineMinutes": 10},
+        "status": {"conditions": []},
+    }
+    assert status.deadline(cos, 60.0) == NOW + datetime.timedelta(minutes=10)
+    assert status.deadline(cos, 0.3) == NOW + datetime.timedelta(seconds=3)
+    cos["status"]["conditions"] = [{"type": "Succeeded", "status": "True"}]
+    assert status.deadline(cos, 60.0) is None
+    assert status.deadline({"metadata": {}, "spec": {}}, 60.0) is None
+
+
+def test_transition_time_kept_while_status_unchanged() -> None:
+    first = status.apply_outcome(
+        [], Outcome(OutcomeKind.ROLLING_OUT, "a"), revision=1, generation=1, due=None, minutes=None, now=NOW
+    )
+    later = NOW + datetime.timedelta(minutes=5)
+    second = status.apply_outcome(
+        first,
+        Outcome(OutcomeKind.ROLLING_OUT, "b"),
+        revision=1,
+        generation=1,
+        due=None,
+        minutes=None,
+        now=later,
+    )
+    assert second[0]["lastTransitionTime"] == first[0]["lastTransitionTime"]
