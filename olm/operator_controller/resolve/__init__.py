@@ -1,0 +1,52 @@
+"""Choosing the bundle of a ClusterExtension: a pure function over the catalogs' content.
+
+`resolve(source, installed, catalogs, skipped=...)` takes `spec.source.catalog` (a
+`CatalogFilter`), the installed bundle (or None) and, for each selected serving catalog, its name,
+priority and content for the package (`catalogclient.PackageContent`). It returns a `Resolution`:
+the bundle (name, version, image, catalog) and the deprecation notices that apply to it.
+
+Rules, in order: channels (a bundle must be an entry of a requested channel) AND version range
+(Masterminds syntax) AND, when something is installed and the policy is `CatalogProvided`, an
+upgrade edge from the installed bundle (`replaces`, `skips` or `skipRange` of an entry in a
+considered channel) or the installed version itself. Within a catalog, non-deprecated bundles
+come first, then the highest version. Across catalogs, deprecated candidates drop out when a
+non-deprecated one exists and the highest `spec.priority` wins; a tie is an error. The chosen
+bundle must not declare dependencies (`olm.package.required`, `olm.gvk.required`,
+`olm.constraint`).
+
+Promises: deterministic (catalog order does not matter); the result always satisfies the range
+and channel filters and is a successor of (or equal to) the installed version unless
+`SelfCertified`; error messages follow upstream's wording so users and scripts recognise them.
+"""
+
+from olm.operator_controller.resolve._errors import (
+    AmbiguousCatalogs,
+    InvalidVersionRange,
+    NoBundlesFound,
+    ResolutionError,
+    UnsupportedDependency,
+)
+from olm.operator_controller.resolve._resolver import (
+    UNSUPPORTED_DEPENDENCY_PROPERTIES,
+    CatalogContent,
+    Deprecation,
+    Installed,
+    Resolution,
+    ResolvedBundle,
+    resolve,
+)
+
+__all__ = [
+    "UNSUPPORTED_DEPENDENCY_PROPERTIES",
+    "AmbiguousCatalogs",
+    "CatalogContent",
+    "Deprecation",
+    "Installed",
+    "InvalidVersionRange",
+    "NoBundlesFound",
+    "Resolution",
+    "ResolutionError",
+    "ResolvedBundle",
+    "UnsupportedDependency",
+    "resolve",
+]
