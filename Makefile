@@ -3,7 +3,7 @@ export UV_PYTHON_DOWNLOADS := never
 UV_RUN := uv run --frozen
 PYTEST := $(UV_RUN) pytest
 
-.PHONY: help deps run test unit e2e lint fmt manifests bench-runtime bench-cos cluster-binaries cluster-up cluster-down cluster-status
+.PHONY: help deps run test unit e2e lint fmt manifests bench-runtime bench-cos bench-catalogd cluster-binaries cluster-up cluster-down cluster-status
 
 help:
 	@echo "make run            bring up the local control plane and registry, print how to use them"
@@ -13,6 +13,7 @@ help:
 	@echo "make manifests      regenerate the CRDs under manifests/crds from olm/api"
 	@echo "make bench-runtime  olm_runtime against controller-runtime and kopf (figures, not tests)"
 	@echo "make bench-cos      ClusterObjectSet rollout times and API requests (figures, not tests)"
+	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
 deps:
@@ -47,6 +48,9 @@ bench-runtime: deps
 	$(UV_RUN) python -m hack.bench.runtime.compare
 	$(UV_RUN) python -m hack.bench.runtime.workqueue_ops
 	$(UV_RUN) python -m hack.bench.runtime.cache_sync
+
+bench-catalogd: deps
+	$(UV_RUN) python -m hack.bench.catalogd.serve
 
 bench-cos: deps
 	$(UV_RUN) python -m hack.bench.cos.rollout

@@ -1,11 +1,198 @@
-"""Entry point of `catalogd`. Reserved: the issue that builds this process replaces it."""
+"""The `catalogd` process: the ClusterCatalog controller, the catalog content server, the webhook.
 
+    catalogd --kubeconfig ~/.kube/config --storage-dir /var/cache/catalogd \\
+        --tls-cert /certs/tls.crt --tls-key /certs/tls.key \\
+        --external-address catalogd-service.olmv1-system.svc --leader-elect
+
+What runs, on which replica (see `docs/catalogd/controller.md`):
+
+- every replica: the HTTPS catalog server, the webhook server (when `--webhook-cert-dir` is set), the
+  follower that unpacks what the leader resolved, garbage collection, `/metrics`, probes;
+- the elected replica: the ClusterCatalog reconciler (resolve, unpack, status).
+
+The storage directory survives restarts: served catalogs are served again at once and blobs in the
+cache are never downloaded twice. SIGTERM and SIGINT stop everything gracefully.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
 import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from olm import oci
+from olm.api import names
+from olm.catalogd import controller, follower, gc, metrics, webhook
+from olm.catalogd.content import Content
+from olm.catalogd.server import CatalogServer, ServerOptions
+from olm.catalogd.storage import Storage
+from olm.catalogd.unpack import Unpacker
+from olm_runtime import logging
+from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.manager import LeaderElectionOptions, Manager, ManagerOptions, WebhookOptions, runnable_from
+
+FIELD_MANAGER = "catalogd"
+LEASE_NAME = "catalogd-operator-lock"
+_log = logging.get_logger("catalogd.main")
 
 
-def main() -> int:
-    print("catalogd: not implemented yet", file=sys.stderr)
-    return 1
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="catalogd", description="Unpacks and serves OLM v1 File-Based Catalogs.")
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+    p.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="elect one replica to reconcile (every replica serves content either way)",
+    )
+    p.add_argument("--leader-election-namespace", help="namespace of the Lease (default: --system-namespace)")
+    p.add_argument("--leader-election-id", default=LEASE_NAME, help="name of the Lease")
+    p.add_argument("--metrics-bind-address", default=":8080", help="/metrics address, '0' to disable")
+    p.add_argument("--health-probe-bind-address", default=":8081", help="/healthz and /readyz address")
+    p.add_argument("--catalogs-server-addr", default=":8443", help="HTTPS catalog content server address")
+    p.add_argument("--webhook-bind-address", default=":9443", help="admission webhook server address")
+    p.add_argument(
+        "--webhook-cert-dir",
+        type=Path,
+        help="directory with tls.crt/tls.key of the webhook (unset: no webhook)",
+    )
+    p.add_argument("--tls-cert", type=Path, required=True, help="PEM certificate of the catalog server")
+    p.add_argument("--tls-key", type=Path, required=True, help="PEM private key of the catalog server")
+    p.add_argument("--storage-dir", type=Path, default=Path("/var/cache/catalogd"), help="persistent state")
+    p.add_argument(
+        "--external-address",
+        default="catalogd-service.olmv1-system.svc",
+        help="host[:port] (or https:// URL) clients reach the catalog server at; used for status.urls.base",
+    )
+    p.add_argument("--system-namespace", default=names.DEFAULT_SYSTEM_NAMESPACE, help="where catalogd runs")
+    p.add_argument(
+        "--global-pull-secret", help="<namespace>/<name> of a dockerconfigjson Secret used for every pull"
+    )
+    p.add_argument(
+        "--pull-cas-dir", type=Path, help="directory of extra PEM CA bundles trusted for registries"
+    )
+    p.add_argument("--gc-interval", type=float, default=gc.DEFAULT_INTERVAL, help="seconds between GC rounds")
+    p.add_argument("--log-format", choices=("json", "console"), default="json")
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    # Testing only: the length, in seconds, of one minute of pollIntervalMinutes.
+    p.add_argument("--testing-poll-minute", type=float, default=60.0, help=argparse.SUPPRESS)
+    return p
+
+
+def _split_address(address: str, default_host: str = "0.0.0.0") -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return (host.strip("[]") or default_host), int(port)
+
+
+def _base_url(external_address: str) -> str:
+    address = external_address.rstrip("/")
+    if "://" not in address:
+        address = f"https://{address}"
+    return f"{address}/catalogs"
+
+
+def _ca_files(directory: Path | None) -> tuple[Path, ...]:
+    if directory is None or not directory.is_dir():
+        return ()
+    return tuple(p for p in sorted(directory.iterdir()) if p.is_file() and p.suffix in (".crt", ".pem"))
+
+
+async def _keychain(client: Client, secret: str | None) -> oci.Keychain:
+    if not secret:
+        return oci.Keychain()
+    namespace, _, name = secret.rpartition("/")
+    if not namespace or not name:
+        raise SystemExit(f"--global-pull-secret must be <namespace>/<name>, not {secret!r}")
+    try:
+        found = await client.get(kinds.SECRET, name, namespace=namespace)
+    except errors.NotFound:
+        _log.warning("pull_secret.missing", secret=secret)
+        return oci.Keychain()
+    data = found.get("data") or {}
+    raw = data.get(".dockerconfigjson") or data.get(".dockercfg")
+    if not raw:
+        _log.warning("pull_secret.empty", secret=secret)
+        return oci.Keychain()
+    try:
+        return oci.Keychain.from_dockerconfigjson(base64.b64decode(raw))
+    except oci.InvalidPullSecret as error:
+        _log.warning("pull_secret.invalid", secret=secret, error=str(error))
+        return oci.Keychain()
+
+
+async def run(args: argparse.Namespace) -> None:
+    config = await load_config(kubeconfig=args.kubeconfig)
+    storage_dir: Path = args.storage_dir
+    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        webhook_options = WebhookOptions()
+        if args.webhook_cert_dir is not None:
+            host, port = _split_address(args.webhook_bind_address, "")
+            webhook_options = WebhookOptions(host=host, port=port, cert_dir=args.webhook_cert_dir)
+        election = None
+        if args.leader_elect:
+            election = LeaderElectionOptions(
+                lease_name=args.leader_election_id,
+                namespace=args.leader_election_namespace or args.system_namespace,
+            )
+        manager = Manager(
+            client,
+            options=ManagerOptions(
+                leader_election=election,
+                metrics_bind_address=args.metrics_bind_address,
+                health_probe_bind_address=args.health_probe_bind_address,
+                webhook=webhook_options,
+            ),
+        )
+        registry_options = oci.ClientOptions(
+            cache_dir=storage_dir / "blobs",
+            ca_files=_ca_files(args.pull_cas_dir),
+            keychain=await _keychain(client, args.global_pull_secret),
+            user_agent="catalogd",
+        )
+        async with oci.RegistryClient(registry_options) as registry:
+            metrics.register_registry_client(registry.statistics)
+            storage = Storage(storage_dir / "catalogs")
+            storage.recover()
+            unpacker = Unpacker(registry, storage_dir / "unpack")
+            content = Content(registry, unpacker, storage)
+            host, port = _split_address(args.catalogs_server_addr)
+            server = CatalogServer(
+                storage, ServerOptions(cert_file=args.tls_cert, key_file=args.tls_key, host=host, port=port)
+            )
+            manager.add(runnable_from(server.start, needs_leader_election=False, name="catalog-server"))
+
+            async def serving() -> None:
+                if not server.ready.is_set():
+                    raise RuntimeError("the catalog server is not listening")
+
+            manager.add_ready_check("catalog-server", serving)
+            await controller.add_to(
+                manager,
+                content,
+                controller.ControllerOptions(
+                    base_url=_base_url(args.external_address), seconds_per_minute=args.testing_poll_minute
+                ),
+            )
+            if election is not None:
+                await follower.add_to(manager, content)
+            manager.add(gc.GarbageCollector(manager.reader, content, interval=args.gc_interval))
+            if args.webhook_cert_dir is not None:
+                webhook.register(manager.webhook_server)
+            _log.info("catalogd.starting", storage=str(storage_dir), leader_election=election is not None)
+            await manager.run(handle_signals=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.configure(format=args.log_format, level=args.log_level)
+    try:
+        asyncio.run(run(args))
+    except KeyboardInterrupt:
+        return 130
+    return 0
 
 
 if __name__ == "__main__":

@@ -41,6 +41,9 @@ class SectionReader:
         parts: list[bytes] = []
         while size > 0 and self._sections:
             offset, length = self._sections[0]
+            if length == 0:  # an empty catalog's single, empty section
+                self._sections.popleft()
+                continue
             piece = os.pread(self._fd, min(length, size), offset)
             if not piece:
                 raise OSError("the catalog file is shorter than its index")

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import os
 import shutil
+import tarfile
 import uuid
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +29,9 @@ from olm.catalogd.storage import is_valid_name
 
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
 DEFAULT_MAX_CATALOG_BYTES = 2 << 30
+
+
+_CORRUPT_LAYER = (tarfile.TarError, zlib.error, EOFError, gzip.BadGzipFile)
 
 
 class UnpackError(Exception):
@@ -80,6 +86,11 @@ class Unpacker:
                 await asyncio.to_thread(self._extract, pulled, configs_dir, final)
         except oci.UnsafeContent as error:
             raise UnpackError(f"image {pulled.reference}: {error}") from None
+        except _CORRUPT_LAYER as error:
+            raise UnpackError(
+                f"image {pulled.reference}: a layer is not a readable tar archive in its declared "
+                f"compression ({type(error).__name__}: {error})"
+            ) from None
         return Unpacked(reference=pulled.reference, path=final, configs_dir=configs_dir)
 
     def _extract(self, pulled: oci.PulledImage, configs_dir: str, final: Path) -> None:

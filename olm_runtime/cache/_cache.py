@@ -170,6 +170,23 @@ class Cache:
         """Every informer created so far."""
         return list(self._informers.values())
 
+    def remove_informer(self, informer: Informer) -> bool:
+        """Stop `informer` and forget it; the next `get_informer` for its watch creates a new one.
+
+        For watches a process needs only for a while (e.g. one kind per object a controller
+        manages). Handlers registered on it get no more events and readers holding it see its store
+        frozen; return False if this cache did not hold it.
+        """
+        key = next((k for k, i in self._informers.items() if i is informer), None)
+        if key is None:
+            return False
+        del self._informers[key]
+        task = self._running.pop(key, None)
+        if task is not None:
+            task.cancel()
+        _log.debug("informer removed", informer=informer.name)
+        return True
+
     # Running ---------------------------------------------------------------------------------
 
     async def start(self) -> None:

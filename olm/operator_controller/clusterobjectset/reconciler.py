@@ -276,6 +276,9 @@ class Reconciler:
         if not done:
             state.requeue_after = self.options.teardown_interval
             return False
+        stopped = await self.watches.prune()
+        if stopped:
+            _log.info("drift watches stopped", kinds=[str(gvk) for gvk in stopped])
         if not finalizers.is_being_deleted(state.cos):
             state.outcome = Outcome(OutcomeKind.ARCHIVED)
         return True

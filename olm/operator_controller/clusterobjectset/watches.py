@@ -5,8 +5,9 @@ cache, watching all namespaces but only objects labelled with a revision name. E
 or deletion enqueues the revision that controls the object, which then restores it. The informers
 double as the first place the rollout looks for an object's current state.
 
-The runtime cache cannot stop an informer yet, so an informer lives until the process ends even
-after no revision uses its kind any more.
+An informer is stopped again (`prune`) once it holds nothing: no object of its kind carries a
+revision label any more, so no revision manages that kind. A later rollout of the kind starts a
+new one on demand, before it applies anything.
 """
 
 from __future__ import annotations
@@ -78,3 +79,11 @@ class DriftWatches:
 
     def kinds(self) -> list[GroupVersionKind]:
         return list(self._informers)
+
+    async def prune(self) -> list[GroupVersionKind]:
+        """Stop the informers of kinds no revision manages any more (empty, synced stores)."""
+        async with self._lock:
+            idle = [gvk for gvk, inf in self._informers.items() if inf.has_synced and len(inf) == 0]
+            for gvk in idle:
+                self._cache.remove_informer(self._informers.pop(gvk))
+        return idle

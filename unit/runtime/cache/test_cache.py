@@ -83,6 +83,22 @@ async def test_informers_start_with_the_cache_and_later_ones_at_once() -> None:
     assert namespaces.path == "/api/v1/namespaces"  # cluster-scoped: the namespaces do not apply
 
 
+async def test_a_removed_informer_stops_and_a_new_one_replaces_it_on_demand() -> None:
+    transport = FakeTransport()
+    transport.lists.extend([page([cm("a", 1, "team-a")], 10), page([cm("a", 1, "team-a")], 12)])
+    shared, clock = make(transport, namespaces=("team-a",))
+    first = await shared.get_informer(CONFIGMAP)
+    async with running(shared.start):
+        await run_until(clock, lambda: first.has_synced)
+        assert shared.remove_informer(first)
+        assert not shared.remove_informer(first)
+        assert first not in shared.informers()
+        second = await shared.get_informer(CONFIGMAP)
+        assert second is not first
+        await run_until(clock, lambda: second.has_synced)
+    assert len(transport.list_calls) == 2  # the replacement listed afresh
+
+
 async def test_the_reader_starts_an_informer_on_first_read_and_answers_from_it() -> None:
     transport = FakeTransport()
     transport.lists.append(

@@ -1,0 +1,460 @@
+"""Fixtures of the catalogd e2e tests: the CRDs, catalog images, and catalogd as a real process.
+
+`CatalogdProcess` runs `python -m olm.catalogd.main` against the session's control plane with its
+own storage directory, serving certificate and ports; its log is printed when a test fails. The
+`catalogd` fixture is one process per test module (leader election off, webhook on, a poll minute
+of one second); tests isolate themselves by unique catalog and repository names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+import yaml
+
+from hack.images.layout import catalog_image
+from hack.images.registry import Reference as PushReference
+from hack.images.registry import RegistryClient as PushClient
+from olm import fbc
+from olm.api import names
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.poll import eventually
+from olm_runtime.testing.process import free_ports
+from olm_runtime.testing.registry import Registry
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CRD_DIR = REPO_ROOT / "manifests" / "crds"
+CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
+POLL_MINUTE_SECONDS = 1.0
+"""The `--testing-poll-minute` of catalogd in these tests: pollIntervalMinutes 1 is one second."""
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+# --- catalogd process --------------------------------------------------------------------------
+
+
+@dataclass
+class CatalogdProcess:
+    """One catalogd replica as a subprocess; `start()` is idempotent per run, `stop()` sends SIGTERM."""
+
+    control_plane: ControlPlane
+    workdir: Path
+    leader_elect: bool = False
+    lease_namespace: str = "default"
+    lease_name: str = "catalogd-e2e"
+    webhook: bool = True
+    extra_args: tuple[str, ...] = ()
+    kubeconfig: Path | None = None
+    """Defaults to the control plane's admin kubeconfig."""
+    ports: dict[str, int] = field(default_factory=dict)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def storage_dir(self) -> Path:
+        return self.workdir / "storage"
+
+    @property
+    def log_file(self) -> Path:
+        return self.workdir / "catalogd.log"
+
+    @property
+    def webhook_cert_dir(self) -> Path:
+        return self.workdir / "webhook-certs"
+
+    @property
+    def catalogs_url(self) -> str:
+        return f"https://127.0.0.1:{self.ports['catalogs']}/catalogs"
+
+    def _certificates(self) -> tuple[Path, Path]:
+        name = f"catalogd-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
+        pair = self.control_plane.certificate_authority().issue(
+            name, common_name="catalogd", hosts=["127.0.0.1", "localhost"]
+        )
+        self.webhook_cert_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copy(pair.cert_file, self.webhook_cert_dir / "tls.crt")
+        shutil.copy(pair.key_file, self.webhook_cert_dir / "tls.key")
+        return self.webhook_cert_dir / "tls.crt", self.webhook_cert_dir / "tls.key"
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if not self.ports:
+            metrics, health, catalogs, hook = free_ports(4)
+            self.ports = {"metrics": metrics, "health": health, "catalogs": catalogs, "webhook": hook}
+        cert, key = self._certificates()
+        cas = self.workdir / "pull-cas"
+        cas.mkdir(exist_ok=True)
+        shutil.copy(self.control_plane.ca_file, cas / "registry-ca.crt")
+        args = [
+            sys.executable,
+            "-m",
+            "olm.catalogd.main",
+            f"--kubeconfig={self.kubeconfig or self.control_plane.kubeconfig}",
+            f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
+            f"--health-probe-bind-address=127.0.0.1:{self.ports['health']}",
+            f"--catalogs-server-addr=127.0.0.1:{self.ports['catalogs']}",
+            f"--tls-cert={cert}",
+            f"--tls-key={key}",
+            f"--storage-dir={self.storage_dir}",
+            f"--pull-cas-dir={cas}",
+            f"--external-address=127.0.0.1:{self.ports['catalogs']}",
+            f"--testing-poll-minute={POLL_MINUTE_SECONDS}",
+            "--log-format=console",
+            "--log-level=info",
+            *self.extra_args,
+        ]
+        if self.webhook:
+            args += [
+                f"--webhook-bind-address=127.0.0.1:{self.ports['webhook']}",
+                f"--webhook-cert-dir={self.webhook_cert_dir}",
+            ]
+        if self.leader_elect:
+            args += [
+                "--leader-elect",
+                f"--leader-election-namespace={self.lease_namespace}",
+                f"--leader-election-id={self.lease_name}",
+            ]
+        log = self.log_file.open("ab")
+        log.write(f"\n===== start {' '.join(args)}\n".encode())
+        log.flush()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
+        log.close()
+
+    async def wait_ready(self, timeout: float = 60.0) -> None:
+        async def ready() -> bool:
+            if self.process is None or self.process.poll() is not None:
+                raise AssertionError(f"catalogd exited:\n{self.log_tail()}")
+            url = f"http://127.0.0.1:{self.ports['health']}/readyz"
+            try:
+                async with aiohttp.ClientSession() as session, session.get(url) as response:
+                    return response.status == 200
+            except aiohttp.ClientError:
+                return False
+
+        await eventually(ready, what="catalogd to be ready", timeout=timeout)
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return process.returncode if process is not None else None
+        process.send_signal(signal.SIGTERM)
+        try:
+            return process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise AssertionError(
+                f"catalogd did not stop within {timeout}s of SIGTERM:\n{self.log_tail()}"
+            ) from None
+
+    def log_tail(self, lines: int = 80) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    async def metric(self, name: str) -> float:
+        url = f"http://127.0.0.1:{self.ports['metrics']}/metrics"
+        async with aiohttp.ClientSession() as session, session.get(url) as response:
+            text = await response.text()
+        match = re.search(rf"^{re.escape(name)} ([0-9.e+-]+)$", text, re.MULTILINE)
+        if match is None:
+            raise AssertionError(f"metric {name} not found")
+        return float(match.group(1))
+
+
+@pytest.fixture(autouse=True)
+def _show_catalogd_logs(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        for proc in getattr(request.node, "catalogd_processes", ()):
+            print(f"\n--- catalogd log ({proc.workdir}) ---\n{proc.log_tail(150)}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when == "call":
+        item.rep_call = report  # type: ignore[attr-defined]
+
+
+# --- cluster and registry ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
+    """An admin client for the module (the `admin_client` fixture is per test)."""
+    config = await load_config(kubeconfig=control_plane.kubeconfig)
+    async with await Client.connect(config, field_manager="e2e-catalogd") as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+async def catalog_crds(kube: Client) -> None:
+    """Install (or update) the CRDs from manifests/crds with server-side apply; wait until served."""
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        await kube.apply(yaml.safe_load(path.read_text()), field_manager="e2e-crds", force=True)
+
+    async def served() -> bool:
+        try:
+            await kube.list(CLUSTER_CATALOG)
+        except (errors.NotFound, errors.APIError, LookupError):
+            return False
+        return True
+
+    await eventually(served, what="the ClusterCatalog CRD to be served")
+
+
+@pytest.fixture(scope="module")
+def pusher(registry: Registry) -> PushClient:
+    return PushClient(host=registry.host, ca_file=registry.ca_file)
+
+
+@pytest.fixture(scope="module")
+async def catalogd(
+    control_plane: ControlPlane, catalog_crds: None, tmp_path_factory: pytest.TempPathFactory, kube: Client
+) -> AsyncIterator[CatalogdProcess]:
+    """One catalogd process for the module, with its mutating webhook registered."""
+    process = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"))
+    process.start()
+    try:
+        await process.wait_ready()
+        yield process
+    finally:
+        code = process.stop()
+        if code not in (0, None):
+            print(f"catalogd exited with {code}:\n{process.log_tail()}")
+
+
+@pytest.fixture(autouse=True)
+def _register_logs(request: pytest.FixtureRequest) -> None:
+    """Tests using `catalogd` show its log when they fail (others append their own processes)."""
+    procs = [request.getfixturevalue("catalogd")] if "catalogd" in request.fixturenames else []
+    if "replicas" in request.fixturenames:
+        procs += request.getfixturevalue("replicas")
+    request.node.catalogd_processes = procs
+
+
+async def service_account_kubeconfig(kube: Client, control_plane: ControlPlane, path: Path) -> Path:
+    """Install manifests/catalogd's Namespace and RBAC for real; write a kubeconfig for its
+    ServiceAccount (a one-hour token), so catalogd runs with exactly the permissions shipped."""
+    for name in ("namespace.yaml", "rbac.yaml"):
+        for document in yaml.safe_load_all((REPO_ROOT / "manifests" / "catalogd" / name).read_text()):
+            await kube.apply(document, field_manager="e2e-manifests", force=True)
+    request = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": 3600},
+    }
+    token = await kube.create_subresource(
+        kinds.SERVICE_ACCOUNT, "catalogd", "token", request, namespace=names.DEFAULT_SYSTEM_NAMESPACE
+    )
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {
+                    "server": control_plane.server,
+                    "certificate-authority": str(control_plane.ca_file),
+                },
+            }
+        ],
+        "users": [{"name": "catalogd", "user": {"token": token["status"]["token"]}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "catalogd"}}],
+        "current-context": "c",
+    }
+    await asyncio.to_thread(path.write_text, json.dumps(config))
+    return path
+
+
+# --- catalogs ----------------------------------------------------------------------------------
+
+
+def write_catalog(directory: Path, package: str, versions: list[str]) -> Path:
+    """A small valid FBC: one package, one channel `stable` with the versions in order."""
+    directory.mkdir(parents=True, exist_ok=True)
+    entries: list[dict[str, Any]] = []
+    documents: list[dict[str, Any]] = [{"schema": "olm.package", "name": package, "defaultChannel": "stable"}]
+    previous = None
+    for version in versions:
+        bundle = f"{package}.v{version}"
+        entry: dict[str, Any] = {"name": bundle}
+        if previous:
+            entry["replaces"] = previous
+        entries.append(entry)
+        documents.append(
+            {
+                "schema": "olm.bundle",
+                "name": bundle,
+                "package": package,
+                "image": f"example.com/{package}-bundle:v{version}",
+                "properties": [
+                    {"type": "olm.package", "value": {"packageName": package, "version": version}}
+                ],
+            }
+        )
+        previous = bundle
+    documents.append({"schema": "olm.channel", "name": "stable", "package": package, "entries": entries})
+    (directory / "catalog.json").write_text("\n".join(json.dumps(d) for d in documents) + "\n")
+    return directory
+
+
+def source_metas(directory: Path) -> list[Any]:
+    return [orjson.loads(meta.blob) for meta in fbc.iter_metas(directory)]
+
+
+def push_catalog(pusher: PushClient, directory: Path, ref: str) -> str:
+    """Push `directory` as a catalog image at `ref` (host/repo:tag); return its digest reference."""
+    digest = pusher.push(catalog_image(directory), PushReference.parse(ref))
+    return f"{ref.rsplit(':', 1)[0]}@{digest}"
+
+
+def catalog_object(name: str, ref: str, *, poll_minutes: int | None = None, **spec: Any) -> dict[str, Any]:
+    image: dict[str, Any] = {"ref": ref}
+    if poll_minutes is not None:
+        image["pollIntervalMinutes"] = poll_minutes
+    return {
+        "apiVersion": CLUSTER_CATALOG.api_version,
+        "kind": CLUSTER_CATALOG.kind,
+        "metadata": {"name": name},
+        "spec": {"source": {"type": "Image", "image": image}, **spec},
+    }
+
+
+def condition(catalog: dict[str, Any], kind: str) -> dict[str, Any]:
+    for item in (catalog.get("status") or {}).get("conditions") or []:
+        if item.get("type") == kind:
+            return dict(item)
+    return {}
+
+
+async def fetch_all(context: ssl.SSLContext, base_url: str) -> tuple[int, list[Any]]:
+    """GET `<base>/api/v1/all`: the status code and the metas (empty unless 200)."""
+    connector = aiohttp.TCPConnector(ssl=context)
+    async with (
+        aiohttp.ClientSession(connector=connector) as session,
+        session.get(f"{base_url}/api/v1/all") as response,
+    ):
+        if response.status != 200:
+            return response.status, []
+        body = await response.read()
+    return 200, [orjson.loads(line) for line in body.splitlines() if line]
+
+
+@dataclass
+class Catalogs:
+    """Creates ClusterCatalogs and waits on them; deletes what it created at teardown."""
+
+    kube: Client
+    created: list[str] = field(default_factory=list)
+
+    async def create(self, obj: dict[str, Any]) -> None:
+        await self.kube.create(obj)
+        self.created.append(obj["metadata"]["name"])
+
+    async def get(self, name: str) -> dict[str, Any]:
+        return dict(await self.kube.get(CLUSTER_CATALOG, name))
+
+    async def wait(self, name: str, what: str, check: Any, timeout: float = 60.0) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+
+        async def done() -> bool:
+            nonlocal found
+            found = await self.get(name)
+            return bool(check(found))
+
+        try:
+            await eventually(done, what=f"{name}: {what}", timeout=timeout)
+        except AssertionError as error:
+            raise AssertionError(
+                f"{error}; last status: {json.dumps(found.get('status'), indent=1)}"
+            ) from None
+        return found
+
+    async def wait_serving(
+        self, name: str, digest_ref: str | None = None, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        def serving(obj: dict[str, Any]) -> bool:
+            ok = condition(obj, "Serving").get("status") == "True"
+            resolved = ((obj.get("status") or {}).get("resolvedSource") or {}).get("image", {}).get("ref")
+            return ok and (digest_ref is None or resolved == digest_ref)
+
+        return await self.wait(name, f"Serving {digest_ref or ''}", serving, timeout)
+
+    async def delete_all(self) -> None:
+        """Delete what this test created and wait until catalogd removed the finalizers (it is still
+        running: it lives for the module), so no catalog outlives the process that can finalize it."""
+        for name in self.created:
+            with contextlib.suppress(errors.NotFound):
+                await self.kube.delete(CLUSTER_CATALOG, name)
+
+        async def all_gone() -> bool:
+            for name in self.created:
+                try:
+                    await self.kube.get(CLUSTER_CATALOG, name)
+                except errors.NotFound:
+                    continue
+                return False
+            return True
+
+        await eventually(all_gone, what="the test's ClusterCatalogs to be finalized and deleted", timeout=30)
+
+
+@pytest.fixture
+async def catalogs(kube: Client) -> AsyncIterator[Catalogs]:
+    helper = Catalogs(kube)
+    try:
+        yield helper
+    finally:
+        await helper.delete_all()
+
+
+@dataclass(frozen=True)
+class Env:
+    """Everything a catalogd test touches, as one fixture."""
+
+    catalogd: CatalogdProcess
+    catalogs: Catalogs
+    pusher: PushClient
+    registry: Registry
+    ca: ssl.SSLContext
+    kube: Client
+    control_plane: ControlPlane
+
+
+@pytest.fixture
+def env(
+    catalogd: CatalogdProcess,
+    catalogs: Catalogs,
+    pusher: PushClient,
+    registry: Registry,
+    control_plane: ControlPlane,
+) -> Env:
+    ca = ssl.create_default_context(cafile=str(control_plane.ca_file))
+    return Env(catalogd, catalogs, pusher, registry, ca, catalogs.kube, control_plane)

@@ -1,0 +1,90 @@
+"""Every replica serves: followers unpack what the leader resolved.
+
+Only the elected replica resolves tags and writes status (`controller`). Each other replica runs
+this controller (`needs_leader_election = False`) over the same shared informer: for every
+ClusterCatalog it serves exactly the digest named by `status.resolvedSource.image.ref`, pulling it
+by digest into its own storage, and drops content of catalogs that are deleted, `Unavailable`, or
+have no resolved source. So a client load-balanced to any replica gets the catalog once the leader
+has reported it, and a replica that becomes leader already holds the content.
+
+While this replica leads, the leader's reconciler owns storage and the follower does nothing; the
+two never write the same catalog at once because `Content` serialises work per catalog anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from olm import oci
+from olm.catalogd.content import Content, ContentError
+from olm.catalogd.controller import CLUSTER_CATALOG
+from olm_runtime import controller, finalizers
+from olm_runtime.cache import CacheReader
+from olm_runtime.client import errors
+from olm_runtime.logging import get_logger
+
+CONTROLLER_NAME = "clustercatalog-follower"
+_log = get_logger("catalogd.follower")
+
+
+class FollowerReconciler:
+    """Serves `status.resolvedSource` of every ClusterCatalog on a replica that does not lead."""
+
+    def __init__(self, *, reader: CacheReader, content: Content, is_leader: Callable[[], bool]) -> None:
+        self.reader = reader
+        self.content = content
+        self.is_leader = is_leader
+
+    async def reconcile(self, request: controller.Request) -> controller.Result:
+        if self.is_leader():
+            return controller.Result()
+        try:
+            catalog = await self.reader.get(CLUSTER_CATALOG, request.name)
+        except errors.NotFound:
+            await self.content.remove(request.name)
+            return controller.Result()
+        reference = served_reference(catalog)
+        if reference is None:
+            await self.content.remove(request.name)
+            return controller.Result()
+        try:
+            ensured = await self.content.ensure(request.name, reference)
+        except ContentError as error:
+            if error.terminal:  # the leader served it, so this only happens if the registry changed
+                raise controller.TerminalError("UnpackFailed", error.message) from error
+            raise
+        if ensured.unpacked:
+            _log.info("catalog.followed", catalog=request.name, ref=str(reference))
+        return controller.Result()
+
+
+def served_reference(catalog: Mapping[str, Any]) -> oci.Reference | None:
+    """The digest reference the leader serves for `catalog`, or None if nothing should be served."""
+    if finalizers.is_being_deleted(catalog):
+        return None
+    if (catalog.get("spec") or {}).get("availabilityMode", "Available") == "Unavailable":
+        return None
+    status = catalog.get("status") or {}
+    ref = ((status.get("resolvedSource") or {}).get("image") or {}).get("ref")
+    if not ref:
+        return None
+    try:
+        reference = oci.Reference.parse(str(ref))
+    except oci.InvalidReference:
+        return None
+    return reference if reference.digest is not None else None
+
+
+async def add_to(manager: Any, content: Content) -> controller.Controller:
+    """Wire the follower (a runnable on every replica) into `manager`."""
+    reconciler = FollowerReconciler(
+        reader=manager.reader, content=content, is_leader=lambda: manager.is_leader
+    )
+    builder = (
+        controller.Builder(manager)
+        .for_(CLUSTER_CATALOG)
+        .named(CONTROLLER_NAME)
+        .with_options(controller.Options(needs_leader_election=False))
+    )
+    return await builder.complete(reconciler)
