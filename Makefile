@@ -6,7 +6,7 @@ PYTEST := $(UV_RUN) pytest
 .PHONY: help deps run test unit e2e lint fmt manifests bench-runtime bench-cos bench-catalogd cluster-binaries cluster-up cluster-down cluster-status
 
 help:
-	@echo "make run            bring up the local control plane and registry, print how to use them"
+	@echo "make run            local control plane + registry + catalogd serving a demo catalog"
 	@echo "make test           unit + e2e tests (starts its own control plane)"
 	@echo "make unit | e2e     one half of the tests"
 	@echo "make lint           ruff, mypy, import contracts, generated files up to date"
@@ -19,7 +19,8 @@ help:
 deps:
 	hack/install-deps.sh
 
-run: deps cluster-up
+run: deps
+	$(UV_RUN) python -m hack.run up
 
 test: deps
 	$(PYTEST) unit e2e
@@ -62,7 +63,7 @@ cluster-up: deps
 	$(UV_RUN) python -m hack.controlplane up
 
 cluster-down:
-	$(UV_RUN) python -m hack.controlplane down
+	$(UV_RUN) python -m hack.run down
 
 cluster-status:
 	$(UV_RUN) python -m hack.controlplane status

@@ -25,11 +25,11 @@ def state_dir() -> Path:
     return Path(os.environ.get("OLMPY_STATE_DIR") or default)
 
 
-def _control_plane(binary_dir: Path) -> ControlPlane:
+def make_control_plane(binary_dir: Path) -> ControlPlane:
     return ControlPlane(ControlPlaneOptions(binary_dir=binary_dir, state_dir=state_dir() / "controlplane"))
 
 
-def _registry(control_plane: ControlPlane) -> Registry:
+def make_registry(control_plane: ControlPlane) -> Registry:
     return Registry(
         RegistryOptions(state_dir=state_dir() / "registry", ca=control_plane.certificate_authority())
     )
@@ -40,10 +40,10 @@ def _mib(value: int) -> str:
 
 
 def cmd_up() -> int:
-    control_plane = _control_plane(build.ensure_binaries())
+    control_plane = make_control_plane(build.ensure_binaries())
     seconds = control_plane.up()
     print(f"control plane ready (API server up, kwok nodes Ready) in {seconds:.1f}s")
-    registry = _registry(control_plane)
+    registry = make_registry(control_plane)
     print(f"registry ready in {registry.up():.1f}s")
     print(f"""
 API server:  {control_plane.server}
@@ -57,15 +57,15 @@ Stop:  make cluster-down""")
 
 
 def cmd_down() -> int:
-    control_plane = _control_plane(build.binary_dir())
-    _registry(control_plane).down()
+    control_plane = make_control_plane(build.binary_dir())
+    make_registry(control_plane).down()
     control_plane.down()
     print("control plane and registry stopped")
     return 0
 
 
 def cmd_status() -> int:
-    control_plane = _control_plane(build.binary_dir())
+    control_plane = make_control_plane(build.binary_dir())
     if not (control_plane.state_dir / "state.json").exists():
         print("control plane: down")
         return 1
@@ -78,7 +78,7 @@ def cmd_status() -> int:
 
 
 def cmd_selfcheck() -> int:
-    control_plane = _control_plane(build.binary_dir())
+    control_plane = make_control_plane(build.binary_dir())
     control_plane.up()
     rest = control_plane.rest
     name = f"selfcheck-{int(time.time())}"

@@ -1,0 +1,1 @@
+"""Demo content for `make run`: a small File-Based Catalog under `catalog/`."""
