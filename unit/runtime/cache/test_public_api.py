@@ -66,6 +66,7 @@ def test_reader_and_informer_methods_are_pinned() -> None:
         "informers",
         "kind_options",
         "readiness_problems",
+        "remove_informer",
         "start",
         "statistics",
         "wait_for_cache_sync",
