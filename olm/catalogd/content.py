@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from olm import fbc, oci
 from olm.catalogd.storage import Storage, StoredCatalog
 from olm.catalogd.unpack import Unpacker, UnpackError
+from olm_runtime import controller
 
 _ADDRESS = re.compile(r"(?:read|write|dial) (?:tcp|udp)[46]? \S+(?: ?-> ?\S+)?: ")
 _TERMINAL_REGISTRY_ERRORS = (
@@ -37,11 +38,10 @@ _TERMINAL_REGISTRY_ERRORS = (
 )
 
 
-class ContentError(OSError):
+class ContentError(controller.RetryableError):
     """The image could not become served content; `message` says why and what to change.
 
-    An `OSError` so that the controller runtime counts it among the expected, retried failures
-    (`controller.EXPECTED_ERRORS`: logged without a traceback, not counted as a panic).
+    A `RetryableError`: an expected failure, retried and logged without a traceback.
     """
 
     def __init__(self, message: str, *, terminal: bool) -> None:

@@ -24,7 +24,14 @@ docstring names the lower-level pieces it wires (`source.Kind`, `handler.enqueue
 from olm_runtime.controller import event, handler, predicate, source
 from olm_runtime.controller._controller import EXPECTED_ERRORS, Controller, Options
 from olm_runtime.controller.builder import Builder
-from olm_runtime.controller.reconcile import Reconciler, ReconcilerFunc, Request, Result, TerminalError
+from olm_runtime.controller.reconcile import (
+    Reconciler,
+    ReconcilerFunc,
+    Request,
+    Result,
+    RetryableError,
+    TerminalError,
+)
 
 __all__ = [
     "EXPECTED_ERRORS",
@@ -35,6 +42,7 @@ __all__ = [
     "ReconcilerFunc",
     "Request",
     "Result",
+    "RetryableError",
     "TerminalError",
     "event",
     "handler",

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from olm_runtime import logging, metrics, tracing, workqueue
 from olm_runtime.client import errors
-from olm_runtime.controller.reconcile import Reconciler, Request, TerminalError
+from olm_runtime.controller.reconcile import Reconciler, Request, RetryableError, TerminalError
 from olm_runtime.controller.source import Source
 
 _log = logging.get_logger("olm_runtime.controller")
 
-EXPECTED_ERRORS: tuple[type[BaseException], ...] = (errors.APIError, OSError, TimeoutError)
+EXPECTED_ERRORS: tuple[type[BaseException], ...] = (RetryableError, errors.APIError, OSError, TimeoutError)
 """Exceptions a reconciler is expected to raise to ask for a retry. Anything else escaping a
 reconcile is treated as a bug: retried the same way, but logged with its traceback and counted in
 `controller_runtime_reconcile_panics_total` (controller-runtime's recovered panics)."""

@@ -4,7 +4,9 @@ There is exactly one spelling for each outcome:
 
 - return `Result()`: done; the key is forgotten by the rate limiter;
 - return `Result(requeue_after=s)`: come back in `s` seconds (level-based polling);
-- raise any exception: retried with per-key exponential backoff (rate-limited);
+- raise any exception: retried with per-key exponential backoff (rate-limited); raise a
+  `RetryableError` (or an API, OS or timeout error) for failures that are expected, so they are
+  not logged and counted as bugs;
 - raise `TerminalError(reason, message)`: not retried until the object changes again; the reason and
   message are meant for the object's status condition.
 """
@@ -47,6 +49,12 @@ class TerminalError(Exception):
         super().__init__(message)
         self.reason = reason
         self.message = message
+
+
+class RetryableError(Exception):
+    """A failure the reconciler expects and wants retried with backoff (a registry that is down,
+    content that is not there yet). Like any exception it is retried; unlike an unexpected one it
+    is logged without a traceback and not counted as a panic. Subclass it for your own errors."""
 
 
 class Reconciler(Protocol):

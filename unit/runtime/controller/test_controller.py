@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from olm_runtime import metrics
+from olm_runtime import controller, metrics
 from olm_runtime.client import errors
 from olm_runtime.controller._controller import Controller, Options
 from olm_runtime.controller.event import GenericEvent
@@ -219,5 +219,29 @@ async def test_a_reconcile_over_its_timeout_is_cancelled_and_retried(run: Callab
         lambda: sample("controller_runtime_reconcile_timeouts_total", harness.name) == 1, "the timeout"
     )
     await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+    await harness.advance_to_next_retry()
+    await until(lambda: len(calls) == 2, "the retry")
+
+
+async def test_a_retryable_error_is_retried_without_counting_as_a_panic(
+    run: Callable[[Harness], None],
+) -> None:
+    class RegistryDown(controller.RetryableError):
+        pass
+
+    calls: list[int] = []
+
+    async def fn(request: Request) -> Result:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RegistryDown("the registry answered 503")
+        return Result()
+
+    harness = Harness(fn)
+    run(harness)
+    harness.events.put_nowait(event("a"))
+    await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+    assert sample("controller_runtime_reconcile_errors_total", harness.name) == 1
+    assert sample("controller_runtime_reconcile_panics_total", harness.name) == 0
     await harness.advance_to_next_retry()
     await until(lambda: len(calls) == 2, "the retry")

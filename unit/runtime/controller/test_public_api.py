@@ -15,6 +15,7 @@ def test_exported_names() -> None:
         "ReconcilerFunc",
         "Request",
         "Result",
+        "RetryableError",
         "TerminalError",
         "event",
         "handler",
