@@ -257,8 +257,14 @@ class CatalogServer:
         return response
 
 
+DIGEST_HEADER = "Olm-Catalog-Digest"
+"""Names the image digest whose content a response carries: a replica that has not caught up yet
+with a new digest answers with the old one, and clients can tell instead of caching it wrongly."""
+
+
 def _common_headers(stored: StoredCatalog) -> dict[str, str]:
     return {
+        DIGEST_HEADER: stored.digest,
         "Content-Type": JSONL,
         "Last-Modified": conditional.http_date(stored.stored_at),
         "Vary": "Accept-Encoding",

@@ -183,7 +183,7 @@ class CatalogClient:
             base + urlencode({"schema": "olm.package", "name": package}),
         )
         results = await asyncio.gather(
-            *(self._get(ref.name, url, tag) for url, tag in zip(urls, etags, strict=True))
+            *(self._get(ref, url, tag) for url, tag in zip(urls, etags, strict=True))
         )
         if any(status in _FALLBACK_STATUSES for status, _, _ in results):
             content, size = await self._from_all(ref, package)
@@ -196,7 +196,7 @@ class CatalogClient:
         fresh = list(results)
         for index, (status, _, _) in enumerate(results):
             if status == 304:  # only one of two unchanged: fetch it whole rather than mix versions
-                fresh[index] = await self._get(ref.name, urls[index], "")
+                fresh[index] = await self._get(ref, urls[index], "")
                 if fresh[index][0] != 200:
                     raise CatalogUnreachable(ref.name, f"catalog {ref.name!r} changed while being read")
         bodies = [body for _, _, body in fresh]
@@ -206,7 +206,8 @@ class CatalogClient:
         self._store(ref, package, _Entry(content, tags, sum(len(b) for b in bodies)))
         return content
 
-    async def _get(self, catalog: str, url: str, etag: str) -> tuple[int, str, bytes]:
+    async def _get(self, ref: CatalogRef, url: str, etag: str) -> tuple[int, str, bytes]:
+        catalog = ref.name
         headers = {"Accept-Encoding": "gzip", "Accept": "application/jsonl"}
         if etag:
             headers["If-None-Match"] = etag
@@ -217,6 +218,7 @@ class CatalogClient:
                 if response.status in (304, *_FALLBACK_STATUSES):
                     return response.status, response.headers.get("ETag", ""), b""
                 _check_status(catalog, response.status, await _excerpt(response))
+                _check_digest(ref, response.headers.get(DIGEST_HEADER))
                 return response.status, response.headers.get("ETag", ""), await response.read()
         except CatalogClientError:
             raise
@@ -236,6 +238,7 @@ class CatalogClient:
                 if response.status == 404:
                     raise CatalogNotServing(ref.name, "the content server answered 404")
                 _check_status(ref.name, response.status, await _excerpt(response))
+                _check_digest(ref, response.headers.get(DIGEST_HEADER))
                 tail = b""
                 async for chunk in response.content.iter_chunked(self.options.chunk_bytes):
                     lines = (tail + chunk).split(b"\n")
@@ -321,3 +324,19 @@ def _check_status(catalog: str, status: int, excerpt: str) -> None:
 def _unreachable(catalog: str, err: BaseException) -> str:
     kind = "timed out" if isinstance(err, TimeoutError) else "unreachable"
     return f"catalog {catalog!r} content server {kind}: {type(err).__name__}: {err}".rstrip(": ")
+
+
+DIGEST_HEADER = "Olm-Catalog-Digest"
+"""catalogd names the digest a response's content comes from (`olm.catalogd.server.DIGEST_HEADER`;
+this package does not import catalogd, so the name is repeated)."""
+
+
+def _check_digest(ref: CatalogRef, served: str | None) -> None:
+    """A replica still serving an older digest than the catalog's status names must not have its
+    answer cached under the new digest: fail retryably instead. Servers that do not say which
+    digest they serve are trusted."""
+    expected = ref.digest.rpartition("@")[2]
+    if served and served != expected:
+        raise CatalogUnreachable(
+            ref.name, f"catalog {ref.name!r} is still serving {served}, not yet {expected}; retrying"
+        )

@@ -270,3 +270,14 @@ def test_catalog_ref_from_cluster_catalog() -> None:
 def test_catalog_ref_not_serving(status: dict[str, object]) -> None:
     with pytest.raises(catalogclient.CatalogNotServing, match="'c' is not being served"):
         catalogclient.CatalogRef.from_cluster_catalog({"metadata": {"name": "c"}, "status": status})
+
+
+async def test_a_replica_serving_an_older_digest_is_retried_not_cached(
+    running: Running, client: catalogclient.CatalogClient
+) -> None:
+    # The status already names DIGEST_2, but this replica still serves DIGEST_1.
+    with pytest.raises(catalogclient.CatalogUnreachable, match=r"still serving sha256:1+, not yet sha256:2+"):
+        await client.get_package(_ref(running, f"127.0.0.1/catalog@{DIGEST_2}"), "kube-green")
+    await running.server.storage.store("community", DIGEST_2, _metas(*PACKAGES))
+    caught_up = await client.get_package(_ref(running, f"127.0.0.1/catalog@{DIGEST_2}"), "kube-green")
+    assert caught_up == _expected("kube-green")
