@@ -98,7 +98,14 @@ def _check(name: str) -> None:
         raise ValueError(f"invalid catalog name {name!r}: must be a DNS-1123 subdomain")
 
 
+_DIGEST = re.compile(r"^[a-z0-9]+:[a-f0-9]+$")
+
+
 def digest_key(digest: str) -> str:
+    """The directory name of a stored digest; anything but `algorithm:hex` is refused, so a
+    digest can never name a path outside the catalog's directory."""
+    if not _DIGEST.match(digest):
+        raise ValueError(f"invalid digest {digest!r}: expected <algorithm>:<hex>")
     return digest.replace(":", "-")
 
 

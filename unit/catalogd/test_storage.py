@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from olm import fbc
-from olm.catalogd.storage import CURRENT, Storage
+from olm.catalogd.storage import CURRENT, Storage, digest_key
 
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:" + "2" * 64
@@ -148,3 +148,16 @@ async def test_names_that_are_not_dns_subdomains_never_touch_the_disk(tmp_path: 
         await storage.delete(name)
     assert storage.get(name) is None
     assert list((tmp_path / "store").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "digest",
+    [
+        pytest.param("127.0.0.1/catalog@sha256:" + "a" * 64, id="a-whole-reference"),
+        pytest.param("sha256:../../etc", id="traversal"),
+        pytest.param("SHA256:ABC", id="upper-case"),
+    ],
+)
+def test_digest_key_refuses_anything_but_algorithm_and_hex(digest: str) -> None:
+    with pytest.raises(ValueError, match="invalid digest"):
+        digest_key(digest)
