@@ -110,7 +110,7 @@ def go_build(module_dir: Path, packages: tuple[str, ...], output: Path) -> None:
     file path when the one package is the module's own, ".")."""
     target = str(output) if packages == (".",) else f"{output}/"
     cmd = [go_toolchain(), "build", "-trimpath", "-ldflags=-s -w", "-o", target, *packages]
-    env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly"}
+    env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly -buildvcs=false"}
     result = subprocess.run(cmd, cwd=module_dir, env=env, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise BuildError(f"go build in {module_dir} failed:\n{result.stderr[-4000:]}")
