@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from olm_runtime.client import Client, GroupVersionKind, PatchType, kinds
+from olm_runtime.client import Client, GroupVersionKind, PatchType, errors, kinds
 
 from .conftest import config_map
 
@@ -90,8 +90,15 @@ async def test_scale_subresource_get_and_update(client: Client, namespace: str) 
     scale = await client.get_subresource(kinds.DEPLOYMENT, "scaled", "scale", namespace=namespace)
     assert scale["kind"] == "Scale"
     assert scale["spec"].get("replicas", 0) == 0
-    scale["spec"]["replicas"] = 2
-    await client.update_subresource(kinds.DEPLOYMENT, "scaled", "scale", scale, namespace=namespace)
+    # The deployment controller writes status meanwhile: read-modify-write until no conflict, as
+    # any client must with optimistic concurrency.
+    for _ in range(10):
+        scale["spec"]["replicas"] = 2
+        try:
+            await client.update_subresource(kinds.DEPLOYMENT, "scaled", "scale", scale, namespace=namespace)
+            break
+        except errors.Conflict:
+            scale = await client.get_subresource(kinds.DEPLOYMENT, "scaled", "scale", namespace=namespace)
     assert (await client.get(kinds.DEPLOYMENT, "scaled", namespace=namespace))["spec"]["replicas"] == 2
 
     await client.patch(
