@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hack.controlplane import __main__ as controlplane
 from hack.controlplane import build
+from hack.crdgen import install as crds
 from hack.images.layout import catalog_image
 from hack.images.registry import Reference, RegistryClient
 from olm_runtime import conditions
@@ -41,13 +40,6 @@ def _olm_dir() -> Path:
 
 def _pids_file() -> Path:
     return _olm_dir() / "pids.json"
-
-
-async def _apply_crds(client: Client) -> None:
-    for path in sorted((REPO / "manifests" / "crds").glob("*.yaml")):
-        for document in yaml.safe_load_all(path.read_text()):
-            if document:
-                await client.apply(document, field_manager="olm-py-run", force=True)
 
 
 def _start_catalogd(kubeconfig: Path, ca: Any, port: int) -> int:
@@ -94,7 +86,7 @@ async def _serve_demo(kubeconfig: Path, reference: str) -> dict[str, Any]:
 async def _prepare(kubeconfig: Path) -> None:
     config = await load_config(kubeconfig=kubeconfig)
     async with await Client.connect(config, field_manager="olm-py-run") as client:
-        await _apply_crds(client)
+        await crds.install(client, field_manager="olm-py-run")
 
 
 def up() -> int:

@@ -30,6 +30,7 @@ import orjson
 import pytest
 import yaml
 
+from hack.crdgen import install as crds
 from hack.images.layout import catalog_image
 from hack.images.registry import Reference as PushReference
 from hack.images.registry import RegistryClient as PushClient
@@ -42,7 +43,6 @@ from olm_runtime.testing.process import free_ports
 from olm_runtime.testing.registry import Registry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CRD_DIR = REPO_ROOT / "manifests" / "crds"
 CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
 POLL_MINUTE_SECONDS = 1.0
 """The `--testing-poll-minute` of catalogd in these tests: pollIntervalMinutes 1 is one second."""
@@ -215,18 +215,8 @@ async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
 
 @pytest.fixture(scope="module")
 async def catalog_crds(kube: Client) -> None:
-    """Install (or update) the CRDs from manifests/crds with server-side apply; wait until served."""
-    for path in sorted(CRD_DIR.glob("*.yaml")):
-        await kube.apply(yaml.safe_load(path.read_text()), field_manager="e2e-crds", force=True)
-
-    async def served() -> bool:
-        try:
-            await kube.list(CLUSTER_CATALOG)
-        except (errors.NotFound, errors.APIError, LookupError):
-            return False
-        return True
-
-    await eventually(served, what="the ClusterCatalog CRD to be served")
+    """Install (or update) the CRDs from manifests/crds; wait until served."""
+    await crds.install(kube, field_manager="e2e-crds")
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,11 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from hack.crdgen import install as crds
 from olm.api import names
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset import COS, identity
@@ -23,7 +22,6 @@ from olm_runtime.manager import Manager, ManagerOptions
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
-CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crds"
 CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 CLUSTER_ROLE_BINDING = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")
 
@@ -37,18 +35,8 @@ OPTIONS = clusterobjectset.Options(
 async def cos_crds(control_plane: ControlPlane) -> None:
     """Install (or update) the generated CRDs and wait until ClusterObjectSets are served."""
     config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config, field_manager="e2e-crds") as client:
-        for path in sorted(CRD_DIR.glob("*.yaml")):
-            await client.apply(yaml.safe_load(path.read_text(encoding="utf-8")), force=True)
-
-        async def served() -> bool:
-            try:
-                await client.list(COS)
-            except (errors.APIError, LookupError):
-                return False
-            return True
-
-        await eventually(served, what="ClusterObjectSets to be served")
+    async with await Client.connect(config) as client:
+        await crds.install(client, field_manager="e2e-crds")
 
 
 @pytest.fixture
