@@ -1,7 +1,8 @@
 """Fixtures of the catalogd e2e tests: the CRDs, catalog images, and catalogd as a real process.
 
-`CatalogdProcess` runs `python -m olm.catalogd.main` against the session's control plane with its
-own storage directory, serving certificate and ports; its log is printed when a test fails. The
+`hack.processes.CatalogdProcess` runs `python -m olm.catalogd.main` against the session's control
+plane with its own storage directory, serving certificate and ports; its log is printed when a
+test fails. The
 `catalogd` fixture is one process per test module (leader election off, webhook on, a poll minute
 of one second); tests isolate themselves by unique catalog and repository names.
 """
@@ -10,15 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
-import os
-import re
-import shutil
-import signal
 import ssl
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -34,155 +28,20 @@ from hack.crdgen import install as crds
 from hack.images.layout import catalog_image
 from hack.images.registry import Reference as PushReference
 from hack.images.registry import RegistryClient as PushClient
+from hack.processes import CatalogdProcess
 from olm import fbc
 from olm.api import names
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
-from olm_runtime.testing.process import free_ports
 from olm_runtime.testing.registry import Registry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
-POLL_MINUTE_SECONDS = 1.0
-"""The `--testing-poll-minute` of catalogd in these tests: pollIntervalMinutes 1 is one second."""
 
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-# --- catalogd process --------------------------------------------------------------------------
-
-
-@dataclass
-class CatalogdProcess:
-    """One catalogd replica as a subprocess; `start()` is idempotent per run, `stop()` sends SIGTERM."""
-
-    control_plane: ControlPlane
-    workdir: Path
-    leader_elect: bool = False
-    lease_namespace: str = "default"
-    lease_name: str = "catalogd-e2e"
-    webhook: bool = True
-    extra_args: tuple[str, ...] = ()
-    kubeconfig: Path | None = None
-    """Defaults to the control plane's admin kubeconfig."""
-    ports: dict[str, int] = field(default_factory=dict)
-    process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def storage_dir(self) -> Path:
-        return self.workdir / "storage"
-
-    @property
-    def log_file(self) -> Path:
-        return self.workdir / "catalogd.log"
-
-    @property
-    def webhook_cert_dir(self) -> Path:
-        return self.workdir / "webhook-certs"
-
-    @property
-    def catalogs_url(self) -> str:
-        return f"https://127.0.0.1:{self.ports['catalogs']}/catalogs"
-
-    def _certificates(self) -> tuple[Path, Path]:
-        name = f"catalogd-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
-        pair = self.control_plane.certificate_authority().issue(
-            name, common_name="catalogd", hosts=["127.0.0.1", "localhost"]
-        )
-        self.webhook_cert_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copy(pair.cert_file, self.webhook_cert_dir / "tls.crt")
-        shutil.copy(pair.key_file, self.webhook_cert_dir / "tls.key")
-        return self.webhook_cert_dir / "tls.crt", self.webhook_cert_dir / "tls.key"
-
-    def start(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        if not self.ports:
-            metrics, health, catalogs, hook = free_ports(4)
-            self.ports = {"metrics": metrics, "health": health, "catalogs": catalogs, "webhook": hook}
-        cert, key = self._certificates()
-        cas = self.workdir / "pull-cas"
-        cas.mkdir(exist_ok=True)
-        shutil.copy(self.control_plane.ca_file, cas / "registry-ca.crt")
-        args = [
-            sys.executable,
-            "-m",
-            "olm.catalogd.main",
-            f"--kubeconfig={self.kubeconfig or self.control_plane.kubeconfig}",
-            f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
-            f"--health-probe-bind-address=127.0.0.1:{self.ports['health']}",
-            f"--catalogs-server-addr=127.0.0.1:{self.ports['catalogs']}",
-            f"--tls-cert={cert}",
-            f"--tls-key={key}",
-            f"--storage-dir={self.storage_dir}",
-            f"--pull-cas-dir={cas}",
-            f"--external-address=127.0.0.1:{self.ports['catalogs']}",
-            f"--testing-poll-minute={POLL_MINUTE_SECONDS}",
-            "--log-format=console",
-            "--log-level=info",
-            *self.extra_args,
-        ]
-        if self.webhook:
-            args += [
-                f"--webhook-bind-address=127.0.0.1:{self.ports['webhook']}",
-                f"--webhook-cert-dir={self.webhook_cert_dir}",
-            ]
-        if self.leader_elect:
-            args += [
-                "--leader-elect",
-                f"--leader-election-namespace={self.lease_namespace}",
-                f"--leader-election-id={self.lease_name}",
-            ]
-        log = self.log_file.open("ab")
-        log.write(f"\n===== start {' '.join(args)}\n".encode())
-        log.flush()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
-        log.close()
-
-    async def wait_ready(self, timeout: float = 60.0) -> None:
-        async def ready() -> bool:
-            if self.process is None or self.process.poll() is not None:
-                raise AssertionError(f"catalogd exited:\n{self.log_tail()}")
-            url = f"http://127.0.0.1:{self.ports['health']}/readyz"
-            try:
-                async with aiohttp.ClientSession() as session, session.get(url) as response:
-                    return response.status == 200
-            except aiohttp.ClientError:
-                return False
-
-        await eventually(ready, what="catalogd to be ready", timeout=timeout)
-
-    def stop(self, timeout: float = 30.0) -> int | None:
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return process.returncode if process is not None else None
-        process.send_signal(signal.SIGTERM)
-        try:
-            return process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise AssertionError(
-                f"catalogd did not stop within {timeout}s of SIGTERM:\n{self.log_tail()}"
-            ) from None
-
-    def log_tail(self, lines: int = 80) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    async def metric(self, name: str) -> float:
-        url = f"http://127.0.0.1:{self.ports['metrics']}/metrics"
-        async with aiohttp.ClientSession() as session, session.get(url) as response:
-            text = await response.text()
-        match = re.search(rf"^{re.escape(name)} ([0-9.e+-]+)$", text, re.MULTILINE)
-        if match is None:
-            raise AssertionError(f"metric {name} not found")
-        return float(match.group(1))
 
 
 @pytest.fixture(autouse=True)

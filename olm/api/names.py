@@ -11,6 +11,7 @@ from typing import Final
 __all__ = [
     "API_VERSION",
     "BUNDLE_NAME_LABEL",
+    "BUNDLE_REFERENCE_ANNOTATION",
     "BUNDLE_VERSION_LABEL",
     "CATEGORY",
     "CLEANUP_CONTENT_MANAGER_CACHE_FINALIZER",
@@ -18,6 +19,7 @@ __all__ = [
     "CLUSTER_CATALOG",
     "CLUSTER_EXTENSION",
     "CLUSTER_OBJECT_SET",
+    "CONTENT_DIGEST_ANNOTATION",
     "DEFAULT_SYSTEM_NAMESPACE",
     "DELETE_SERVER_CACHE_FINALIZER",
     "GROUP",
@@ -53,6 +55,10 @@ PACKAGE_NAME_LABEL: Final = f"{GROUP}/package-name"
 BUNDLE_NAME_LABEL: Final = f"{GROUP}/bundle-name"
 BUNDLE_VERSION_LABEL: Final = f"{GROUP}/bundle-version"
 REVISION_NAME_LABEL: Final = f"{GROUP}/revision-name"
+BUNDLE_REFERENCE_ANNOTATION: Final = f"{GROUP}/bundle-reference"
+"""On a ClusterObjectSet: the image (by digest) of the bundle it was rendered from."""
+CONTENT_DIGEST_ANNOTATION: Final = f"{GROUP}/content-digest"
+"""On a ClusterObjectSet: digest of its rendered content, so an unchanged render makes no new revision."""
 
 # Annotations on a ClusterObjectSet naming the ServiceAccount its objects are applied as.
 SERVICE_ACCOUNT_NAME_ANNOTATION: Final = f"{GROUP}/service-account-name"

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci
+from olm import oci, pullconfig
 from olm.api import names
 from olm.catalogd import controller, follower, gc, metrics, webhook
 from olm.catalogd.content import Content
@@ -31,7 +30,7 @@ from olm.catalogd.server import CatalogServer, ServerOptions
 from olm.catalogd.storage import Storage
 from olm.catalogd.unpack import Unpacker
 from olm_runtime import logging
-from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.client import Client, load_config
 from olm_runtime.manager import LeaderElectionOptions, Manager, ManagerOptions, WebhookOptions, runnable_from
 
 FIELD_MANAGER = "catalogd"
@@ -94,35 +93,6 @@ def _base_url(external_address: str) -> str:
     return f"{address}/catalogs"
 
 
-def _ca_files(directory: Path | None) -> tuple[Path, ...]:
-    if directory is None or not directory.is_dir():
-        return ()
-    return tuple(p for p in sorted(directory.iterdir()) if p.is_file() and p.suffix in (".crt", ".pem"))
-
-
-async def _keychain(client: Client, secret: str | None) -> oci.Keychain:
-    if not secret:
-        return oci.Keychain()
-    namespace, _, name = secret.rpartition("/")
-    if not namespace or not name:
-        raise SystemExit(f"--global-pull-secret must be <namespace>/<name>, not {secret!r}")
-    try:
-        found = await client.get(kinds.SECRET, name, namespace=namespace)
-    except errors.NotFound:
-        _log.warning("pull_secret.missing", secret=secret)
-        return oci.Keychain()
-    data = found.get("data") or {}
-    raw = data.get(".dockerconfigjson") or data.get(".dockercfg")
-    if not raw:
-        _log.warning("pull_secret.empty", secret=secret)
-        return oci.Keychain()
-    try:
-        return oci.Keychain.from_dockerconfigjson(base64.b64decode(raw))
-    except oci.InvalidPullSecret as error:
-        _log.warning("pull_secret.invalid", secret=secret, error=str(error))
-        return oci.Keychain()
-
-
 async def run(args: argparse.Namespace) -> None:
     config = await load_config(kubeconfig=args.kubeconfig)
     storage_dir: Path = args.storage_dir
@@ -148,8 +118,8 @@ async def run(args: argparse.Namespace) -> None:
         )
         registry_options = oci.ClientOptions(
             cache_dir=storage_dir / "blobs",
-            ca_files=_ca_files(args.pull_cas_dir),
-            keychain=await _keychain(client, args.global_pull_secret),
+            ca_files=pullconfig.ca_files(args.pull_cas_dir),
+            keychain=await pullconfig.keychain_from_secret(client, args.global_pull_secret),
             user_agent="catalogd",
         )
         async with oci.RegistryClient(registry_options) as registry:

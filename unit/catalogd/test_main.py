@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from olm import pullconfig
 from olm.catalogd import main
 
 
@@ -62,5 +63,5 @@ def test_bind_addresses(address: str, expected: tuple[str, int]) -> None:
 def test_extra_ca_files_are_the_pem_files_of_the_directory(tmp_path: Path) -> None:
     for name in ("b.pem", "a.crt", "notes.txt"):
         (tmp_path / name).write_text("x")
-    assert main._ca_files(tmp_path) == (tmp_path / "a.crt", tmp_path / "b.pem")
-    assert main._ca_files(None) == ()
+    assert pullconfig.ca_files(tmp_path) == (tmp_path / "a.crt", tmp_path / "b.pem")
+    assert pullconfig.ca_files(None) == ()

@@ -64,6 +64,8 @@ class ClientOptions:
 
     ca_file: Path | None = None
     """PEM bundle of the CAs trusted for catalogd's certificate; None uses the system store."""
+    ca_files: tuple[Path, ...] = ()
+    """More PEM bundles trusted besides `ca_file` (e.g. every file of `--catalogd-cas-dir`)."""
     connect_timeout: float = 10.0
     """Seconds to establish a connection (TCP and TLS)."""
     read_timeout: float = 60.0
@@ -174,6 +176,26 @@ class CatalogClient:
         finally:
             del self._inflight[key]
 
+    async def package_names(self, ref: CatalogRef) -> frozenset[str] | None:
+        """The names of every package in the catalog version `ref` (one small `metas` query), or
+        None when the server cannot answer it (no `metas` support). Not cached: callers ask once
+        per digest. Raises `CatalogNotServing`, `CatalogUnreachable`."""
+        url = ref.base_url.rstrip("/") + "/api/v1/metas?" + urlencode({"schema": "olm.package"})
+        status, _, body = await self._get(ref, url, "")
+        if status != 200:
+            return None
+        found: set[str] = set()
+        for line in body.splitlines():
+            if not line.strip():
+                continue
+            try:
+                meta = orjson.loads(line)
+            except orjson.JSONDecodeError as err:
+                raise MalformedCatalog(ref.name, f"unreadable olm.package line: {err}") from None
+            if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+                found.add(meta["name"])
+        return frozenset(found)
+
     async def _fetch(self, ref: CatalogRef, package: str) -> PackageContent:
         previous = self._previous(ref.name, package)
         etags = previous.etags if previous is not None else ("", "")
@@ -281,6 +303,8 @@ class CatalogClient:
             context = ssl.create_default_context(
                 cafile=str(self.options.ca_file) if self.options.ca_file is not None else None
             )
+            for extra in self.options.ca_files:
+                context.load_verify_locations(cafile=str(extra))
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context))
             self._owns_session = True
         return self._session

@@ -269,7 +269,16 @@ class Reconciler:
         assert state.identity is not None
         try:
             done = await teardown.release_all(state.identity.client, state.me, state.phases)
-        except (errors.APIError, CredentialError) as e:
+        except (errors.Forbidden, errors.Unauthorized, CredentialError) as e:
+            if finalizers.is_being_deleted(state.cos):
+                # The ServiceAccount is gone or lost its rights (often deleted with its namespace
+                # first): the managed objects' ownerReferences let the garbage collector finish.
+                _log.info("identity unusable; leaving clean-up to the garbage collector", error=str(e))
+                return await self.drop_finalizer(state)
+            state.outcome = Outcome(OutcomeKind.RETRYING, f"cannot release objects: {e}")
+            state.requeue_after = self.options.retry_interval
+            return False
+        except errors.APIError as e:
             state.outcome = Outcome(OutcomeKind.RETRYING, f"cannot release objects: {e}")
             state.requeue_after = self.options.retry_interval
             return False

@@ -4,9 +4,14 @@
 lists every change that could break stored objects or clients (scope, stored versions, removed fields,
 type/enum/default/bound/required/pattern/nullable changes, anything unrecognised). It is pure: the
 caller reads the existing CRDs and decides whether `Strict` enforcement blocks or `None` skips.
+
+`permissions` lists what the ClusterExtension's ServiceAccount must be allowed to do to roll out the
+objects (`requirements`, pure), asks the API server with SubjectAccessReviews which of those it is
+denied (`missing_permissions`), and words them for the condition (`MissingPermissionsError`).
 """
 
-from olm.operator_controller.preflight import crdupgradesafety
+from olm.operator_controller.preflight import crdupgradesafety, permissions
 from olm.operator_controller.preflight.crdupgradesafety import CRDUpgradeSafetyError
+from olm.operator_controller.preflight.permissions import MissingPermissionsError
 
-__all__ = ["CRDUpgradeSafetyError", "crdupgradesafety"]
+__all__ = ["CRDUpgradeSafetyError", "MissingPermissionsError", "crdupgradesafety", "permissions"]

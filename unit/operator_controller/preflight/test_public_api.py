@@ -7,7 +7,12 @@ from olm.operator_controller.preflight import crdupgradesafety
 
 
 def test_exports() -> None:
-    assert sorted(preflight.__all__) == ["CRDUpgradeSafetyError", "crdupgradesafety"]
+    assert sorted(preflight.__all__) == [
+        "CRDUpgradeSafetyError",
+        "MissingPermissionsError",
+        "crdupgradesafety",
+        "permissions",
+    ]
     exported = ["CRDUpgradeSafetyError", "check", "error_message", "violations"]
     assert sorted(crdupgradesafety.__all__) == exported
     assert preflight.CRDUpgradeSafetyError is crdupgradesafety.CRDUpgradeSafetyError

@@ -1,0 +1,424 @@
+"""Fixtures of the operator-controller e2e tests: real catalogs, catalogd and operator-controller.
+
+Shared for the session (they are expensive and tests do not change them): the CRDs, the system
+namespace `olmv1-system`, one catalogd and one operator-controller process, and two published
+catalogs served by catalogd:
+
+- `community_catalog`: kube-green, sailoperator, cat-facts-operator and infinispan from the
+  community catalog, plus argocd-operator (0.7.0 -> 0.17.0 -> 0.18.0 on channel `alpha`, whose
+  package has no catalog in the data) built from its real bundles;
+- `fixture_catalog`: upstream's e2e test catalog v1 with its bundles.
+
+Tests isolate themselves by unique names and namespaces, and select a catalog with its
+`CATALOG_LABEL` when a package could come from more than one. When a test fails, the logs of
+the processes it used are printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from hack.crdgen import install as crds
+from hack.images import realdata
+from hack.images.registry import RegistryClient
+from hack.processes import CatalogdProcess, OperatorControllerProcess
+from olm.api import names
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.poll import eventually
+from olm_runtime.testing.registry import Registry
+
+CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
+CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
+SYSTEM_NAMESPACE = names.DEFAULT_SYSTEM_NAMESPACE
+CATALOG_LABEL = "e2e.olm-py.io/catalog"
+"""Label on the session's ClusterCatalogs: `community` or `fixture`."""
+COMMUNITY_PACKAGES = ("kube-green", "sailoperator", "cat-facts-operator", "infinispan")
+FIELD_MANAGER = "e2e-operator-controller"
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    for item in (obj.get("status") or {}).get("conditions") or []:
+        if item.get("type") == kind:
+            return dict(item)
+    return {}
+
+
+# --- logs of failed tests ----------------------------------------------------------------------
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when == "call":
+        item.rep_call = report  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _show_logs_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is None or not report.failed:
+        return
+    # funcargs holds every fixture value the test got, directly or through other fixtures.
+    funcargs = getattr(request.node, "funcargs", {})
+    for name in ("catalogd", "operator_controller"):
+        proc = funcargs.get(name)
+        if isinstance(proc, (CatalogdProcess, OperatorControllerProcess)):
+            print(f"\n--- {proc.component} log ({proc.workdir}) ---\n{proc.log_tail(150)}")
+
+
+# --- cluster -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
+    """An admin client for the session."""
+    config = await load_config(kubeconfig=control_plane.kubeconfig)
+    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+async def olm_crds(kube: Client) -> None:
+    """The OLM CRDs installed and served, and the system namespace created."""
+    await crds.install(kube, field_manager="e2e-crds")
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE}}
+    await kube.apply(namespace, field_manager=FIELD_MANAGER, force=True)
+
+
+@pytest.fixture(scope="session")
+def pusher(registry: Registry) -> RegistryClient:
+    return RegistryClient(host=registry.host, ca_file=registry.ca_file)
+
+
+# --- processes ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+async def catalogd(
+    control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[CatalogdProcess]:
+    process = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"))
+    process.start()
+    try:
+        await process.wait_ready()
+        yield process
+    finally:
+        code = process.stop()
+        if code not in (0, None):
+            print(f"catalogd exited with {code}:\n{process.log_tail()}")
+
+
+@pytest.fixture(scope="session")
+async def operator_controller(
+    control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[OperatorControllerProcess]:
+    process = OperatorControllerProcess(control_plane, tmp_path_factory.mktemp("operator-controller"))
+    process.start()
+    try:
+        await process.wait_ready()
+        yield process
+    finally:
+        code = process.stop()
+        if code not in (0, None):
+            print(f"operator-controller exited with {code}:\n{process.log_tail()}")
+
+
+# --- catalogs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServedCatalog:
+    """A published catalog image and the ClusterCatalog catalogd serves it as."""
+
+    name: str
+    """The ClusterCatalog's name (also its `olm.operatorframework.io/metadata.name` label)."""
+    label: dict[str, str]
+    """A label selecting this ClusterCatalog alone, for `Extensions.create(selector=...)`."""
+    published: realdata.PublishedCatalog
+    base_url: str
+    """`status.urls.base`: where catalogd serves its content."""
+
+
+async def serve_catalog(
+    kube: Client, published: realdata.PublishedCatalog, *, kind: str, timeout: float = 120.0
+) -> ServedCatalog:
+    """Create a ClusterCatalog for `published` (by digest) and wait until it is Serving it."""
+    name = unique(f"e2e-{kind}")
+    obj = {
+        "apiVersion": CLUSTER_CATALOG.api_version,
+        "kind": CLUSTER_CATALOG.kind,
+        # catalogd's webhook sets the name label in a cluster; here no webhook is registered.
+        "metadata": {"name": name, "labels": {CATALOG_LABEL: kind, names.METADATA_NAME_LABEL: name}},
+        "spec": {"source": {"type": "Image", "image": {"ref": published.digest_ref}}},
+    }
+    await kube.create(obj)
+    found: dict[str, Any] = {}
+
+    async def serving() -> bool:
+        nonlocal found
+        found = dict(await kube.get(CLUSTER_CATALOG, name))
+        return condition(found, "Serving").get("status") == "True"
+
+    try:
+        await eventually(serving, what=f"ClusterCatalog {name} to serve", timeout=timeout)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; last status: {json.dumps(found.get('status'), indent=1)}") from None
+    return ServedCatalog(
+        name=name,
+        label={"olm.operatorframework.io/metadata.name": name},
+        published=published,
+        base_url=found["status"]["urls"]["base"],
+    )
+
+
+@pytest.fixture(scope="session")
+def repository_prefix() -> str:
+    """Registry repositories of this session (the registry outlives nothing, but stays unique)."""
+    return unique("e2e-oc")
+
+
+@pytest.fixture(scope="session")
+async def community_catalog(
+    kube: Client, catalogd: CatalogdProcess, pusher: RegistryClient, repository_prefix: str
+) -> AsyncIterator[ServedCatalog]:
+    argocd = realdata.CustomPackage(
+        name="argocd-operator",
+        channel="alpha",
+        bundles=(
+            realdata.CustomBundle(version="0.7.0", source=realdata.real_bundle("argocd-operator", "0.7.0")),
+            realdata.CustomBundle(
+                version="0.17.0",
+                source=realdata.real_bundle("argocd-operator", "0.17.0"),
+                replaces="argocd-operator.v0.7.0",
+            ),
+            realdata.CustomBundle(
+                version="0.18.0",
+                source=realdata.real_bundle("argocd-operator", "0.18.0"),
+                replaces="argocd-operator.v0.17.0",
+            ),
+        ),
+    )
+    published = realdata.publish_community_catalog(
+        pusher,
+        pusher.host,
+        packages=COMMUNITY_PACKAGES,
+        repository_prefix=f"{repository_prefix}/community",
+        extra=(argocd,),
+    )
+    served = await serve_catalog(kube, published, kind="community")
+    try:
+        yield served
+    finally:
+        await _delete_catalog(kube, served.name)
+
+
+@pytest.fixture(scope="session")
+async def fixture_catalog(
+    kube: Client, catalogd: CatalogdProcess, pusher: RegistryClient, repository_prefix: str
+) -> AsyncIterator[ServedCatalog]:
+    published = realdata.publish_fixture_catalog(
+        pusher, pusher.host, version="v1", repository_prefix=f"{repository_prefix}/fixture"
+    )
+    served = await serve_catalog(kube, published, kind="fixture")
+    try:
+        yield served
+    finally:
+        await _delete_catalog(kube, served.name)
+
+
+async def _delete_catalog(kube: Client, name: str) -> None:
+    # Wait while catalogd still runs: it removes the finalizer of its catalogs.
+    with contextlib.suppress(errors.NotFound):
+        await kube.delete(CLUSTER_CATALOG, name)
+
+    async def gone() -> bool:
+        try:
+            await kube.get(CLUSTER_CATALOG, name)
+        except errors.NotFound:
+            return True
+        return False
+
+    await eventually(gone, what=f"ClusterCatalog {name} to be deleted", timeout=60)
+
+
+# --- installer service accounts ----------------------------------------------------------------
+
+
+Installer = Callable[[str], Awaitable[str]]
+"""`await installer(namespace)`: the name of a ServiceAccount there bound to cluster-admin."""
+
+
+@pytest.fixture
+async def installer(kube: Client) -> AsyncIterator[Installer]:
+    """For tests that are not about permissions: a ServiceAccount that may do anything. Its
+    ClusterRoleBinding is deleted after the test (the namespace takes the ServiceAccount)."""
+    bindings: list[str] = []
+
+    async def make(namespace: str) -> str:
+        name = unique("installer")
+        await kube.create(
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
+        )
+        await kube.create(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "cluster-admin",
+                },
+                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+            }
+        )
+        bindings.append(name)
+        return name
+
+    try:
+        yield make
+    finally:
+        for name in bindings:
+            with contextlib.suppress(errors.NotFound):
+                await kube.delete(kinds.CLUSTER_ROLE_BINDING, name)
+
+
+# --- ClusterExtensions -------------------------------------------------------------------------
+
+
+@dataclass
+class Extensions:
+    """Creates ClusterExtensions and waits on them; deletes what it created at teardown, waiting
+    until operator-controller has finalized each (it runs for the whole session)."""
+
+    kube: Client
+    created: list[str] = field(default_factory=list)
+
+    async def create(
+        self,
+        name: str,
+        package: str,
+        namespace: str,
+        service_account: str,
+        *,
+        version: str | None = None,
+        channels: list[str] | None = None,
+        selector: dict[str, Any] | None = None,
+        upgrade_policy: str | None = None,
+        crd_safety: str | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`selector` is a LabelSelector (`{"matchLabels": ...}`); `upgrade_policy` is
+        `CatalogProvided` or `SelfCertified`; `crd_safety` is `Strict` or `None`; `config` is the
+        inline configuration (`{"watchNamespace": ...}`)."""
+        catalog: dict[str, Any] = {"packageName": package}
+        if version is not None:
+            catalog["version"] = version
+        if channels is not None:
+            catalog["channels"] = channels
+        if selector is not None:
+            catalog["selector"] = selector
+        if upgrade_policy is not None:
+            catalog["upgradeConstraintPolicy"] = upgrade_policy
+        spec: dict[str, Any] = {
+            "namespace": namespace,
+            "serviceAccount": {"name": service_account},
+            "source": {"sourceType": "Catalog", "catalog": catalog},
+        }
+        if crd_safety is not None:
+            spec["install"] = {"preflight": {"crdUpgradeSafety": {"enforcement": crd_safety}}}
+        if config is not None:
+            spec["config"] = {"configType": "Inline", "inline": config}
+        obj = {
+            "apiVersion": CLUSTER_EXTENSION.api_version,
+            "kind": CLUSTER_EXTENSION.kind,
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+        created = dict(await self.kube.create(obj))
+        self.created.append(name)
+        return created
+
+    async def get(self, name: str) -> dict[str, Any]:
+        return dict(await self.kube.get(CLUSTER_EXTENSION, name))
+
+    async def patch_spec(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        """A JSON merge patch of `spec` (a `None` value removes a field)."""
+        return dict(await self.kube.patch(CLUSTER_EXTENSION, name, {"spec": spec}))
+
+    async def wait_condition(
+        self,
+        name: str,
+        type: str,
+        status: str,
+        *,
+        reason: str | None = None,
+        message_contains: str | None = None,
+        timeout: float = 120.0,
+    ) -> dict[str, Any]:
+        """Wait until the condition `type` has `status` (and `reason`, and a message containing
+        `message_contains`) for the current generation; the object. On timeout the failure shows
+        the whole status."""
+        found: dict[str, Any] = {}
+
+        async def matches() -> bool:
+            nonlocal found
+            found = await self.get(name)
+            cond = condition(found, type)
+            return (
+                cond.get("status") == status
+                and cond.get("observedGeneration", found["metadata"].get("generation"))
+                == found["metadata"].get("generation")
+                and (reason is None or cond.get("reason") == reason)
+                and (message_contains is None or message_contains in str(cond.get("message", "")))
+            )
+
+        wanted = f"{type}={status}" + (f" reason={reason}" if reason else "")
+        wanted += f" message~{message_contains!r}" if message_contains else ""
+        try:
+            await eventually(matches, what=f"ClusterExtension {name}: {wanted}", timeout=timeout)
+        except AssertionError as error:
+            status_text = json.dumps(found.get("status"), indent=1)
+            raise AssertionError(f"{error}\nlast status:\n{status_text}") from None
+        return found
+
+    async def delete_and_wait_gone(self, name: str, timeout: float = 120.0) -> None:
+        with contextlib.suppress(errors.NotFound):
+            await self.kube.delete(CLUSTER_EXTENSION, name)
+
+        async def gone() -> bool:
+            try:
+                await self.kube.get(CLUSTER_EXTENSION, name)
+            except errors.NotFound:
+                return True
+            return False
+
+        await eventually(gone, what=f"ClusterExtension {name} to be finalized and deleted", timeout=timeout)
+        if name in self.created:
+            self.created.remove(name)
+
+
+@pytest.fixture
+async def extensions(
+    kube: Client, operator_controller: OperatorControllerProcess
+) -> AsyncIterator[Extensions]:
+    helper = Extensions(kube)
+    try:
+        yield helper
+    finally:
+        for name in list(helper.created):
+            await helper.delete_and_wait_gone(name)

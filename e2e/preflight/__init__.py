@@ -1,0 +1,1 @@
+"""Preflight checks against the real control plane."""

@@ -1,0 +1,257 @@
+"""catalogd and operator-controller as real local processes, for the e2e suites and `make run`.
+
+Each class owns one subprocess of `python -m olm.<component>.main` against a control plane: its own
+work directory (log, storage or cache, certificates), free loopback ports, and the flags the
+component takes. The shape is the same for both:
+
+- `start()` launches the process (its output appended to `log_file`) and returns at once;
+- `await wait_ready()` polls `/readyz` on the health port and fails early, with the log tail,
+  when the process exits instead;
+- `stop()` sends SIGTERM and waits (a clean shutdown is part of what the tests check); `kill()`
+  sends SIGKILL, for crash tests;
+- `log_tail()` and `metric()` read what the process wrote and exposes.
+
+The control plane's CA signs every certificate here (catalogd's serving certificate, the
+registry's), so one CA file is what each component is told to trust.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.poll import eventually
+from olm_runtime.testing.process import free_ports
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+POLL_MINUTE_SECONDS = 1.0
+"""The `--testing-poll-minute` of catalogd in tests: pollIntervalMinutes 1 is one second."""
+DEFAULT_SYSTEM_NAMESPACE = "olmv1-system"
+
+
+class _Subprocess:
+    """What both components share once started: readiness, shutdown, log and metrics.
+
+    Subclasses are dataclasses that provide these attributes and build the command line.
+    """
+
+    component: str
+    workdir: Path
+    ports: dict[str, int]
+    process: subprocess.Popen[bytes] | None
+
+    @property
+    def log_file(self) -> Path:
+        return self.workdir / f"{self.component}.log"
+
+    def _launch(self, args: list[str], env: Mapping[str, str] | None = None) -> None:
+        log = self.log_file.open("ab")
+        log.write(f"\n===== start {' '.join(args)}\n".encode())
+        log.flush()
+        # Unbuffered, so the log is complete up to the moment a test fails and prints it.
+        environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=environment
+        )
+        log.close()
+
+    async def wait_ready(self, timeout: float = 60.0) -> None:
+        async def ready() -> bool:
+            if self.process is None or self.process.poll() is not None:
+                raise AssertionError(f"{self.component} exited:\n{self.log_tail()}")
+            url = f"http://127.0.0.1:{self.ports['health']}/readyz"
+            try:
+                async with aiohttp.ClientSession() as session, session.get(url) as response:
+                    return response.status == 200
+            except aiohttp.ClientError:
+                return False
+
+        await eventually(ready, what=f"{self.component} to be ready", timeout=timeout)
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """SIGTERM and wait; the exit code (None if it was not running). Fails if it hangs."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return process.returncode if process is not None else None
+        process.send_signal(signal.SIGTERM)
+        try:
+            return process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise AssertionError(
+                f"{self.component} did not stop within {timeout}s of SIGTERM:\n{self.log_tail()}"
+            ) from None
+
+    def kill(self) -> int | None:
+        """SIGKILL, as a crash would: no shutdown code runs. The exit code (None if not running)."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return process.returncode if process is not None else None
+        process.kill()
+        return process.wait()
+
+    def log_tail(self, lines: int = 80) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    async def metric(self, name: str) -> float:
+        url = f"http://127.0.0.1:{self.ports['metrics']}/metrics"
+        async with aiohttp.ClientSession() as session, session.get(url) as response:
+            text = await response.text()
+        match = re.search(rf"^{re.escape(name)} ([0-9.e+-]+)$", text, re.MULTILINE)
+        if match is None:
+            raise AssertionError(f"metric {name} not found")
+        return float(match.group(1))
+
+
+def _trust_dir(directory: Path, ca_file: Path) -> Path:
+    """A directory holding one PEM CA: the `--*-cas-dir` flags take directories."""
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ca_file, directory / "ca.crt")
+    return directory
+
+
+@dataclass
+class CatalogdProcess(_Subprocess):
+    """One catalogd replica as a subprocess; `start()` is idempotent per run, `stop()` sends SIGTERM."""
+
+    control_plane: ControlPlane
+    workdir: Path
+    leader_elect: bool = False
+    lease_namespace: str = "default"
+    lease_name: str = "catalogd-e2e"
+    webhook: bool = True
+    extra_args: tuple[str, ...] = ()
+    kubeconfig: Path | None = None
+    """Defaults to the control plane's admin kubeconfig."""
+    ports: dict[str, int] = field(default_factory=dict)
+    process: subprocess.Popen[bytes] | None = None
+    component: str = field(default="catalogd", init=False)
+
+    @property
+    def storage_dir(self) -> Path:
+        return self.workdir / "storage"
+
+    @property
+    def webhook_cert_dir(self) -> Path:
+        return self.workdir / "webhook-certs"
+
+    @property
+    def catalogs_url(self) -> str:
+        return f"https://127.0.0.1:{self.ports['catalogs']}/catalogs"
+
+    def _certificates(self) -> tuple[Path, Path]:
+        name = f"catalogd-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
+        pair = self.control_plane.certificate_authority().issue(
+            name, common_name="catalogd", hosts=["127.0.0.1", "localhost"]
+        )
+        self.webhook_cert_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copy(pair.cert_file, self.webhook_cert_dir / "tls.crt")
+        shutil.copy(pair.key_file, self.webhook_cert_dir / "tls.key")
+        return self.webhook_cert_dir / "tls.crt", self.webhook_cert_dir / "tls.key"
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if not self.ports:
+            metrics, health, catalogs, hook = free_ports(4)
+            self.ports = {"metrics": metrics, "health": health, "catalogs": catalogs, "webhook": hook}
+        cert, key = self._certificates()
+        cas = self.workdir / "pull-cas"
+        cas.mkdir(exist_ok=True)
+        shutil.copy(self.control_plane.ca_file, cas / "registry-ca.crt")
+        args = [
+            sys.executable,
+            "-m",
+            "olm.catalogd.main",
+            f"--kubeconfig={self.kubeconfig or self.control_plane.kubeconfig}",
+            f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
+            f"--health-probe-bind-address=127.0.0.1:{self.ports['health']}",
+            f"--catalogs-server-addr=127.0.0.1:{self.ports['catalogs']}",
+            f"--tls-cert={cert}",
+            f"--tls-key={key}",
+            f"--storage-dir={self.storage_dir}",
+            f"--pull-cas-dir={cas}",
+            f"--external-address=127.0.0.1:{self.ports['catalogs']}",
+            f"--testing-poll-minute={POLL_MINUTE_SECONDS}",
+            "--log-format=console",
+            "--log-level=info",
+            *self.extra_args,
+        ]
+        if self.webhook:
+            args += [
+                f"--webhook-bind-address=127.0.0.1:{self.ports['webhook']}",
+                f"--webhook-cert-dir={self.webhook_cert_dir}",
+            ]
+        if self.leader_elect:
+            args += [
+                "--leader-elect",
+                f"--leader-election-namespace={self.lease_namespace}",
+                f"--leader-election-id={self.lease_name}",
+            ]
+        self._launch(args)
+
+
+@dataclass
+class OperatorControllerProcess(_Subprocess):
+    """One operator-controller replica as a subprocess, trusting the control plane's CA for both
+    catalogd's HTTPS server and the image registries (the CA issued both serving certificates)."""
+
+    control_plane: ControlPlane
+    workdir: Path
+    system_namespace: str = DEFAULT_SYSTEM_NAMESPACE
+    leader_elect: bool = False
+    lease_namespace: str = DEFAULT_SYSTEM_NAMESPACE
+    lease_name: str = "operator-controller-e2e"
+    extra_args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    """Added to (and overriding) this process's environment."""
+    kubeconfig: Path | None = None
+    """Defaults to the control plane's admin kubeconfig."""
+    ports: dict[str, int] = field(default_factory=dict)
+    process: subprocess.Popen[bytes] | None = None
+    component: str = field(default="operator-controller", init=False)
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.workdir / "cache"
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if not self.ports:
+            metrics, health = free_ports(2)
+            self.ports = {"metrics": metrics, "health": health}
+        catalogd_cas = _trust_dir(self.workdir / "catalogd-cas", self.control_plane.ca_file)
+        pull_cas = _trust_dir(self.workdir / "pull-cas", self.control_plane.ca_file)
+        args = [
+            sys.executable,
+            "-m",
+            "olm.operator_controller.main",
+            f"--kubeconfig={self.kubeconfig or self.control_plane.kubeconfig}",
+            f"--system-namespace={self.system_namespace}",
+            f"--cache-dir={self.cache_dir}",
+            f"--catalogd-cas-dir={catalogd_cas}",
+            f"--pull-cas-dir={pull_cas}",
+            f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
+            f"--health-probe-bind-address=127.0.0.1:{self.ports['health']}",
+            "--leader-elect" if self.leader_elect else "--no-leader-elect",
+            f"--leader-election-namespace={self.lease_namespace}",
+            f"--leader-election-id={self.lease_name}",
+            "--log-format=console",
+            "--log-level=info",
+            *self.extra_args,
+        ]
+        self._launch(args, self.env)

@@ -1,0 +1,68 @@
+"""The ClusterExtension controller: installs, upgrades and removes extensions from catalogs.
+
+Pipeline per reconcile (see `reconciler`): resolve -> unpack -> render -> preflight -> apply ->
+report. Content is rolled out as ClusterObjectSet revisions `<extension>-<n>`, applied as the
+extension's ServiceAccount by the ClusterObjectSet controller of the same process.
+
+Modules: `catalogs` (selection, content, the catalog watcher), `unpack` (bundle images),
+`revisions` (state, crash-safe creation, sweep, retention), `status` (conditions, pure),
+`reconciler` (the steps), `options`.
+
+    from olm.operator_controller import clusterextension
+    await clusterextension.setup(manager, catalog_client, registry, clusterextension.Options())
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from olm import oci
+from olm.operator_controller.catalogclient import CatalogClient
+from olm.operator_controller.clusterextension.catalogs import CLUSTER_CATALOG, CatalogWatcher
+from olm.operator_controller.clusterextension.options import Options
+from olm.operator_controller.clusterextension.reconciler import FINALIZERS, Reconciler
+from olm.operator_controller.clusterextension.revisions import CLUSTER_EXTENSION, COS
+from olm.operator_controller.clusterextension.unpack import BundleUnpacker
+from olm_runtime import controller
+from olm_runtime.controller import event, source
+from olm_runtime.manager import Manager
+
+__all__ = ["CONTROLLER_NAME", "FINALIZERS", "Options", "Reconciler", "setup"]
+
+CONTROLLER_NAME = "clusterextension"
+CATALOG_WATCH_NAME = "clusterextension-catalogs"
+
+
+async def setup(
+    manager: Manager,
+    catalog_client: CatalogClient,
+    registry: oci.RegistryClient,
+    options: Options | None = None,
+) -> controller.Controller:
+    """Register the ClusterExtension controller and its catalog watcher with `manager`.
+
+    Equals `Builder(manager).for_(ClusterExtension).owns(ClusterObjectSet).watches(channel)`, where
+    the channel is fed by a second controller reconciling ClusterCatalogs (`CatalogWatcher`), which
+    enqueues only the extensions whose package a changed catalog holds.
+    """
+    options = options or Options()
+    changed: asyncio.Queue[event.GenericEvent] = asyncio.Queue()
+    watcher = CatalogWatcher(manager.reader, catalog_client, changed)
+    await controller.Builder(manager).for_(CLUSTER_CATALOG).named(CATALOG_WATCH_NAME).complete(watcher)
+    reconciler = Reconciler(
+        manager.client,
+        manager.reader,
+        catalog_client=catalog_client,
+        unpacker=BundleUnpacker(registry, options.cache_dir / "unpack"),
+        recorder=manager.event_recorder("operator-controller"),
+        options=options,
+    )
+    builder = (
+        controller.Builder(manager)
+        .for_(CLUSTER_EXTENSION)
+        .owns(COS)
+        .watches(source.Channel(changed))
+        .named(CONTROLLER_NAME)
+        .with_options(controller.Options(max_concurrent_reconciles=options.max_concurrent_reconciles))
+    )
+    return await builder.complete(reconciler)

@@ -1,0 +1,152 @@
+"""Which catalogs an extension resolves against, their content, and which extensions a catalog
+change concerns.
+
+`gather` lists the ClusterCatalogs the extension's selector picks (an absent selector picks all;
+`availabilityMode: Unavailable` never counts), reads the package from each serving one and names
+the others as skipped with the reason: a catalog that is down, not yet unpacked or malformed never
+stops resolution against the rest, and the resolver never moves an installed extension to a
+non-successor because one is missing.
+
+`CatalogWatcher` reconciles ClusterCatalogs for the ClusterExtension controller: when a catalog's
+served digest, labels, priority or availability change, it asks catalogd for the package names of
+the new content (one small `metas` query) and re-enqueues only the extensions whose package the
+catalog holds now or held before. When the names cannot be read it re-enqueues every extension.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from olm.api import names
+from olm.api.clusterextension import CatalogFilter
+from olm.operator_controller.catalogclient import (
+    CatalogClient,
+    CatalogClientError,
+    CatalogNotServing,
+    CatalogRef,
+)
+from olm.operator_controller.resolve import CatalogContent
+from olm_runtime import cache, controller
+from olm_runtime.client import GroupVersionKind, errors
+from olm_runtime.controller.event import GenericEvent
+
+__all__ = ["CLUSTER_CATALOG", "CatalogWatcher", "Gathered", "gather"]
+
+CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
+CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
+_log = structlog.get_logger("olm.operator_controller.clusterextension.catalogs")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gathered:
+    contents: tuple[CatalogContent, ...]
+    """Selected catalogs that answered for the package."""
+    skipped: tuple[str, ...]
+    """Selected catalogs that could not be read, as `name (reason)`, sorted."""
+    selected: int
+    """How many catalogs the selector picked (available ones only)."""
+
+
+def _selected(catalog: Mapping[str, Any], source: CatalogFilter) -> bool:
+    spec = catalog.get("spec") or {}
+    if spec.get("availabilityMode") == "Unavailable":
+        return False
+    if source.selector is None:
+        return True
+    selector = cache.selector_from_dict(source.selector.model_dump(by_alias=True, exclude_none=True))
+    return selector.matches((catalog.get("metadata") or {}).get("labels"))
+
+
+async def gather(reader: cache.CacheReader, client: CatalogClient, source: CatalogFilter) -> Gathered:
+    chosen = [c for c in await reader.list(CLUSTER_CATALOG) if _selected(c, source)]
+
+    async def read(catalog: Mapping[str, Any]) -> CatalogContent | str:
+        name = (catalog.get("metadata") or {}).get("name", "")
+        try:
+            ref = CatalogRef.from_cluster_catalog(catalog)
+            content = await client.get_package(ref, source.package_name)
+        except CatalogClientError as err:
+            return f"{name} ({err})"
+        priority = int((catalog.get("spec") or {}).get("priority") or 0)
+        return CatalogContent(name=name, priority=priority, content=content)
+
+    results = await asyncio.gather(*(read(c) for c in chosen))
+    return Gathered(
+        contents=tuple(r for r in results if isinstance(r, CatalogContent)),
+        skipped=tuple(sorted(r for r in results if isinstance(r, str))),
+        selected=len(chosen),
+    )
+
+
+@dataclass(frozen=True)
+class _Seen:
+    fingerprint: tuple[Any, ...]
+    packages: frozenset[str] | None
+
+
+def _fingerprint(catalog: Mapping[str, Any]) -> tuple[Any, ...]:
+    metadata = catalog.get("metadata") or {}
+    spec = catalog.get("spec") or {}
+    status = catalog.get("status") or {}
+    serving = any(
+        c.get("type") == "Serving" and c.get("status") == "True" for c in status.get("conditions") or ()
+    )
+    image = ((status.get("resolvedSource") or {}).get("image") or {}).get("ref")
+    labels = tuple(sorted((metadata.get("labels") or {}).items()))
+    return (serving, image, labels, spec.get("priority"), spec.get("availabilityMode"))
+
+
+class CatalogWatcher:
+    """Reconciles ClusterCatalogs into events for the ClusterExtensions they concern."""
+
+    def __init__(self, reader: cache.CacheReader, client: CatalogClient, events: asyncio.Queue[GenericEvent]):
+        self.reader = reader
+        self.client = client
+        self.events = events
+        self._seen: dict[str, _Seen] = {}
+
+    async def reconcile(self, request: controller.Request) -> controller.Result:
+        before = self._seen.get(request.name)
+        try:
+            catalog = await self.reader.get(CLUSTER_CATALOG, request.name)
+        except errors.NotFound:
+            self._seen.pop(request.name, None)
+            self.client.forget(request.name)
+            await self._enqueue(before.packages if before is not None else None)
+            return controller.Result()
+        fingerprint = _fingerprint(catalog)
+        if before is not None and before.fingerprint == fingerprint:
+            return controller.Result()
+        packages = await self._packages(catalog)
+        self._seen[request.name] = _Seen(fingerprint, packages)
+        affected = None
+        if packages is not None and (before is None or before.packages is not None):
+            affected = packages | (before.packages if before is not None and before.packages else frozenset())
+        await self._enqueue(affected)
+        return controller.Result()
+
+    async def _packages(self, catalog: Mapping[str, Any]) -> frozenset[str] | None:
+        try:
+            ref = CatalogRef.from_cluster_catalog(catalog)
+        except CatalogNotServing:
+            return frozenset()  # serves nothing now; extensions of the packages it held are enqueued
+        try:
+            return await self.client.package_names(ref)
+        except CatalogClientError as err:
+            _log.info("package names unavailable", catalog=ref.name, error=str(err))
+            return None
+
+    async def _enqueue(self, packages: frozenset[str] | None) -> None:
+        """Enqueue extensions of `packages`; None means all of them."""
+        count = 0
+        for extension in await self.reader.list(CLUSTER_EXTENSION):
+            source = ((extension.get("spec") or {}).get("source") or {}).get("catalog") or {}
+            if packages is None or source.get("packageName") in packages:
+                self.events.put_nowait(GenericEvent(extension))
+                count += 1
+        _log.debug("extensions enqueued after a catalog change", count=count, all=packages is None)

@@ -1,0 +1,27 @@
+"""Options of the ClusterExtension controller."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from olm.api import names
+
+__all__ = ["Options"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    """How the controller runs; every field has a production default."""
+
+    system_namespace: str = names.DEFAULT_SYSTEM_NAMESPACE
+    """Where the Secrets holding revision content live (OLM's own namespace)."""
+    cache_dir: Path = Path("/var/cache/operator-controller")
+    """Unpacked bundles, one directory per extension and image digest."""
+    retention_limit: int = 5
+    """Archived revisions kept per extension; older ones are deleted."""
+    retry_interval: float = 10.0
+    """Seconds before an extension waiting on something outside its spec (RBAC being granted, a
+    catalog coming back, a revision rolling out) is reconciled again."""
+    max_concurrent_reconciles: int = 4
+    """Extensions reconciled at the same time."""

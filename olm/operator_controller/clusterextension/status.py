@@ -1,0 +1,177 @@
+"""The status a ClusterExtension reports, computed from what one reconcile found (pure).
+
+| situation                                   | Installed              | Progressing                      |
+|---------------------------------------------|------------------------|----------------------------------|
+| a revision has rolled out                   | True  Succeeded        | from the newest revision         |
+| nothing rolled out, pipeline failed         | False Failed           | True Retrying / False Blocked... |
+| nothing rolled out yet                      | False Absent           | True RollingOut                  |
+
+Progressing from the newest active revision: Succeeded -> True/Succeeded "Desired state reached";
+RollingOut, Retrying (collisions), Blocked and ProgressDeadlineExceeded are mirrored with the
+revision's message. A failure of this reconcile (resolution, unpack, render, preflight, permissions)
+takes precedence: True/Retrying when retrying may help, False/Blocked or False/InvalidConfiguration
+when only a change of spec or catalog can. `Available` is mirrored from the newest active revision.
+Deprecation conditions come from the catalog; Unknown when its data could not be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from olm.api import conditions as api
+from olm.operator_controller.clusterextension.revisions import RevisionStates
+from olm.operator_controller.resolve import Deprecation
+from olm_runtime import conditions
+
+__all__ = ["TRUNCATED_SUFFIX", "Failure", "Report", "compute", "truncate"]
+
+TRUNCATED_SUFFIX = "\n\n... [message truncated]"
+
+
+def truncate(message: str, limit: int = conditions.MAX_MESSAGE_LENGTH) -> str:
+    """Cap a condition message at the API's limit, saying so at the end."""
+    if len(message) <= limit:
+        return message
+    return message[: limit - len(TRUNCATED_SUFFIX)] + TRUNCATED_SUFFIX
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failure:
+    """Why this reconcile stopped before the revision was up to date."""
+
+    reason: str
+    """`Retrying`, `Blocked` or `InvalidConfiguration`."""
+    message: str
+
+    @property
+    def terminal(self) -> bool:
+        return self.reason != api.REASON_RETRYING
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    conditions: list[dict[str, Any]]
+    install: dict[str, Any] | None
+    active_revisions: list[dict[str, Any]]
+
+
+def _mirror(revision_conditions: Sequence[dict[str, Any]], kind: str) -> dict[str, Any] | None:
+    found = conditions.find(revision_conditions, kind)
+    return dict(found) if found is not None else None
+
+
+def _progressing(states: RevisionStates) -> tuple[conditions.Status, str, str]:
+    latest = states.latest
+    if latest is None:
+        return "True", api.REASON_ROLLING_OUT, "No revision created yet"
+    found = _mirror(latest.conditions, api.TYPE_PROGRESSING)
+    if found is None:
+        return "True", api.REASON_ROLLING_OUT, f"Revision {latest.number} is rolling out."
+    reason = str(found.get("reason") or "")
+    if reason == api.REASON_SUCCEEDED:
+        return "True", api.REASON_SUCCEEDED, "Desired state reached"
+    if reason not in api.CLUSTER_EXTENSION[api.TYPE_PROGRESSING]:
+        return "True", api.REASON_ROLLING_OUT, str(found.get("message") or "")
+    status: conditions.Status = "False" if found.get("status") == "False" else "True"
+    return status, reason, str(found.get("message") or "")
+
+
+def _deprecations(
+    deprecation: Deprecation | None, installed: bool
+) -> list[tuple[str, conditions.Status, str, str]]:
+    if deprecation is None:
+        unknown = "deprecation status unknown: catalog data unavailable"
+        rows: list[tuple[str, conditions.Status, str, str]] = [
+            (api.TYPE_DEPRECATED, "Unknown", api.REASON_DEPRECATION_STATUS_UNKNOWN, unknown),
+            (api.TYPE_PACKAGE_DEPRECATED, "Unknown", api.REASON_DEPRECATION_STATUS_UNKNOWN, unknown),
+            (api.TYPE_CHANNEL_DEPRECATED, "Unknown", api.REASON_DEPRECATION_STATUS_UNKNOWN, unknown),
+        ]
+        if installed:
+            rows.append(
+                (api.TYPE_BUNDLE_DEPRECATED, "Unknown", api.REASON_DEPRECATION_STATUS_UNKNOWN, unknown)
+            )
+        else:
+            rows.append((api.TYPE_BUNDLE_DEPRECATED, "Unknown", api.REASON_ABSENT, "no bundle installed yet"))
+        return rows
+
+    def row(kind: str, messages: Sequence[str], quiet: str) -> tuple[str, conditions.Status, str, str]:
+        if messages:
+            return (kind, "True", api.REASON_DEPRECATED, "\n".join(messages))
+        return (kind, "False", api.REASON_NOT_DEPRECATED, quiet)
+
+    package = [deprecation.package] if deprecation.package else []
+    channels = [message for _, message in deprecation.channels]
+    bundle = [deprecation.bundle] if deprecation.bundle else []
+    return [
+        row(api.TYPE_DEPRECATED, [*package, *channels, *bundle], "not deprecated"),
+        row(api.TYPE_PACKAGE_DEPRECATED, package, "package not deprecated"),
+        row(api.TYPE_CHANNEL_DEPRECATED, channels, "channel not deprecated"),
+        row(api.TYPE_BUNDLE_DEPRECATED, bundle, "bundle not deprecated"),
+    ]
+
+
+def compute(
+    existing: Sequence[dict[str, Any]],
+    states: RevisionStates,
+    *,
+    failure: Failure | None,
+    deprecation: Deprecation | None,
+    generation: int | None,
+) -> Report:
+    """The new status from the old conditions, the revisions and this reconcile's result."""
+    updated = [dict(c) for c in existing]
+
+    def put(kind: str, status: conditions.Status, reason: str, message: str) -> None:
+        conditions.set_condition(
+            updated, kind, status, reason=reason, message=truncate(message), observed_generation=generation
+        )
+
+    installed = states.installed
+    if installed is not None and installed.bundle is not None:
+        put(
+            api.TYPE_INSTALLED,
+            "True",
+            api.REASON_SUCCEEDED,
+            f"Installed bundle {installed.bundle.image} successfully",
+        )
+    elif failure is not None and states.latest is None:
+        put(api.TYPE_INSTALLED, "False", api.REASON_FAILED, failure.message)
+    else:
+        put(api.TYPE_INSTALLED, "False", api.REASON_ABSENT, "No bundle installed")
+
+    if failure is not None:
+        status: conditions.Status = "False" if failure.terminal else "True"
+        put(api.TYPE_PROGRESSING, status, failure.reason, failure.message)
+    else:
+        put(api.TYPE_PROGRESSING, *_progressing(states))
+
+    latest = states.latest
+    available = _mirror(latest.conditions, api.TYPE_AVAILABLE) if latest is not None else None
+    if available is not None and available.get("reason") in api.CLUSTER_EXTENSION[api.TYPE_AVAILABLE]:
+        put(
+            api.TYPE_AVAILABLE,
+            available.get("status", "Unknown"),
+            str(available.get("reason")),
+            str(available.get("message") or ""),
+        )
+    elif latest is None:
+        conditions.remove_condition(updated, api.TYPE_AVAILABLE)
+
+    for kind, status_value, reason, message in _deprecations(deprecation, installed is not None):
+        put(kind, status_value, reason, message)
+
+    install = None
+    if installed is not None and installed.bundle is not None:
+        install = {"bundle": {"name": installed.bundle.name, "version": installed.bundle.version}}
+    active = [
+        {
+            "name": r.name,
+            "conditions": [
+                c for c in r.conditions if c.get("type") in (api.TYPE_PROGRESSING, api.TYPE_AVAILABLE)
+            ],
+        }
+        for r in states.active
+    ]
+    return Report(conditions=updated, install=install, active_revisions=active)
