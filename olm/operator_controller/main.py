@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -106,7 +107,11 @@ async def run(args: argparse.Namespace) -> None:
                     manager,
                     catalog_client,
                     registry,
-                    clusterextension.Options(system_namespace=args.system_namespace, cache_dir=cache_dir),
+                    clusterextension.Options(
+                        system_namespace=args.system_namespace,
+                        cache_dir=cache_dir,
+                        crash_after_secrets=os.environ.get(clusterextension.CRASH_AFTER_SECRETS_ENV) == "1",
+                    ),
                 )
                 _log.info(
                     "operator_controller.starting", cache=str(cache_dir), leader_election=election is not None

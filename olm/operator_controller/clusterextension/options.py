@@ -7,7 +7,7 @@ from pathlib import Path
 
 from olm.api import names
 
-__all__ = ["Options"]
+__all__ = ["CRASH_AFTER_SECRETS_ENV", "Options"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,3 +25,10 @@ class Options:
     catalog coming back, a revision rolling out) is reconciled again."""
     max_concurrent_reconciles: int = 4
     """Extensions reconciled at the same time."""
+    crash_after_secrets: bool = False
+    """Testing only: kill the process with SIGKILL right after a revision's Secrets are created and
+    before the revision is, to prove a crash there leaves nothing behind. Set by main from
+    `CRASH_AFTER_SECRETS_ENV`."""
+
+
+CRASH_AFTER_SECRETS_ENV = "OLM_TESTING_CRASH_AFTER_SECRETS"

@@ -25,6 +25,8 @@ availability while, say, its catalog is gone or a newer version cannot be resolv
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -92,6 +94,11 @@ class State:
 
 
 Step = Callable[[State], Awaitable[bool]]
+
+
+def _crash() -> None:
+    _log.warning("crashing after the revision's Secrets, as configured for testing")
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _bundle_annotations(bundle: ResolvedBundle, image: str) -> dict[str, str]:
@@ -385,6 +392,7 @@ class Reconciler:
                 labels=labels,
                 annotations=annotations,
                 progress_deadline_minutes=state.spec.spec.progress_deadline_minutes,
+                after_secrets=_crash if self.options.crash_after_secrets else None,
             )
         except errors.AlreadyExists:
             # Another reconcile (or a previous process) created it: read the revisions again next time.

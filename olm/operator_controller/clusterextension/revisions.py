@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,12 +170,17 @@ async def create_revision(
     labels: Mapping[str, str],
     annotations: Mapping[str, str],
     progress_deadline_minutes: int | None,
+    after_secrets: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """Create Secrets, then the ClusterObjectSet, then the Secrets' ownerReferences (see module)."""
+    """Create Secrets, then the ClusterObjectSet, then the Secrets' ownerReferences (see module).
+
+    `after_secrets` runs between the first two steps (tests use it to crash the process there)."""
     name = f"{extension['metadata']['name']}-{number}"
     for secret in packed.secrets:
         with contextlib.suppress(errors.AlreadyExists):
             await client.create(secret)
+    if after_secrets is not None:
+        after_secrets()
     spec: dict[str, Any] = {
         "lifecycleState": "Active",
         "revision": number,
