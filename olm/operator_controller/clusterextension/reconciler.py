@@ -326,10 +326,10 @@ class Reconciler:
         except applier.PackingError as err:
             return self._fail(state, api.REASON_BLOCKED, self._for_bundle(state, str(err)), retry=False)
         state.digest = revisions.content_digest(state.packed, state.spec.spec.progress_deadline_minutes)
-        current = next((r for r in reversed(state.states.active) if r.digest == state.digest), None)
-        if current is None:
-            return True
-        await self._refresh_annotations(state, current)
+        latest = state.states.latest
+        if latest is None or latest.digest != state.digest:
+            return True  # an older active revision with this content is not reused: it is being replaced
+        await self._refresh_annotations(state, latest)
         return False  # nothing new to roll out
 
     async def _refresh_annotations(self, state: State, revision: Revision) -> None:
