@@ -238,10 +238,8 @@ class Reconciler:
                 skipped=gathered.skipped,
             )
         except ResolutionError as err:
-            message = str(err)
-            if gathered.skipped:
-                message += f" (catalogs skipped: {', '.join(gathered.skipped)})"
-            return self._fail(state, api.REASON_RETRYING, message)
+            # The resolver names the skipped catalogs where they matter (no bundle, ambiguity).
+            return self._fail(state, api.REASON_RETRYING, str(err))
         state.bundle = resolution.bundle
         state.deprecation = resolution.deprecation
         name = state.extension["metadata"]["name"]
@@ -476,6 +474,9 @@ class Reconciler:
                     with contextlib.suppress(errors.NotFound):
                         await self.client.delete(COS, revision.name)
             return controller.Result(requeue_after=2.0)
+        # The Secrets would follow their revisions through the garbage collector, which may take a
+        # while to notice; deleting them here makes removal complete when the extension is gone.
+        await revisions.sweep(self.client, name, (), system_namespace=self.options.system_namespace)
         self.unpacker.remove(name)
         self._swept.discard(name)
         self._resolved.pop(name, None)

@@ -1,0 +1,157 @@
+"""Catalogs that go away or never serve: an installed extension stays healthy and keeps being
+reconciled without its catalog, and a selected catalog that does not serve is skipped, not fatal."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+
+from e2e.operator_controller.conftest import (
+    CLUSTER_CATALOG,
+    Extensions,
+    Installer,
+    ServedCatalog,
+    condition,
+    serve_catalog,
+    unique,
+)
+from hack.images.registry import RegistryClient
+from olm.api import names
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds
+from olm_runtime.testing.poll import eventually
+
+COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
+UNKNOWN = "DeprecationStatusUnknown"
+BUNDLE_1_0_0 = {"name": "test-operator.1.0.0", "version": "1.0.0"}
+
+
+async def delete_catalog(kube: Client, name: str) -> None:
+    """Delete a ClusterCatalog and wait until catalogd has let it go."""
+    with contextlib.suppress(errors.NotFound):
+        await kube.delete(CLUSTER_CATALOG, name)
+
+    async def gone() -> bool:
+        try:
+            await kube.get(CLUSTER_CATALOG, name)
+        except errors.NotFound:
+            return True
+        return False
+
+    await eventually(gone, what=f"ClusterCatalog {name} to be deleted", timeout=60)
+
+
+@pytest.fixture
+async def own_catalog(kube: Client, fixture_catalog: ServedCatalog) -> AsyncIterator[ServedCatalog]:
+    """The fixture catalog served again under a name of this test's own, so the test may delete it."""
+    served = await serve_catalog(kube, fixture_catalog.published, kind="outage")
+    try:
+        yield served
+    finally:
+        await delete_catalog(kube, served.name)
+
+
+async def test_catalog_deleted_while_installed(
+    namespace: str, installer: Installer, extensions: Extensions, own_catalog: ServedCatalog
+) -> None:
+    kube = extensions.kube
+    account = await installer(namespace)
+    name = unique("outage")
+    await extensions.create(
+        name, "test", namespace, account, version="1.0.0", selector={"matchLabels": own_catalog.label}
+    )
+    await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
+
+    await delete_catalog(kube, own_catalog.name)
+    # The controller has noticed: deprecation can no longer be known, the installation stands.
+    found = await extensions.wait_condition(name, "Deprecated", "Unknown", reason=UNKNOWN, timeout=60)
+    assert condition(found, "Installed")["status"] == "True"
+    assert condition(found, "Progressing")["reason"] == "Succeeded"
+    assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
+    await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
+
+    # A spec change while the catalog is gone is still rolled out, from the installed bundle.
+    await extensions.patch_spec(
+        name,
+        {
+            "config": {
+                "configType": "Inline",
+                "inline": {"deploymentConfig": {"env": [{"name": "E2E_OUTAGE", "value": "catalog-gone"}]}},
+            }
+        },
+    )
+    found = await extensions.wait_condition(name, "Progressing", "True", reason="Succeeded", timeout=120)
+    assert found["metadata"]["generation"] == 2
+    found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded")
+    assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
+    assert condition(found, "Deprecated")["reason"] == UNKNOWN  # rolled out without the catalog
+    deployment = await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
+    for container in deployment["spec"]["template"]["spec"]["containers"]:
+        assert {"name": "E2E_OUTAGE", "value": "catalog-gone"} in container.get("env", []), container
+    revisions = await kube.list(COS, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
+    by_name = {r["metadata"]["name"]: r["spec"]["lifecycleState"] for r in revisions.items}
+    assert by_name[f"{name}-2"] == "Active"
+
+    # Drift is still repaired without the catalog.
+    before = await kube.get(kinds.CONFIG_MAP, "test-configmap", namespace=namespace)
+    await kube.delete(kinds.CONFIG_MAP, "test-configmap", namespace=namespace)
+
+    async def recreated() -> bool:
+        try:
+            found = await kube.get(kinds.CONFIG_MAP, "test-configmap", namespace=namespace)
+        except errors.NotFound:
+            return False
+        return bool(found["metadata"]["uid"] != before["metadata"]["uid"])
+
+    await eventually(recreated, what="ConfigMap test-configmap to be recreated", timeout=60)
+    found = await extensions.get(name)
+    assert condition(found, "Installed")["status"] == "True"
+    assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
+
+
+async def test_unserved_catalog_is_skipped(
+    namespace: str,
+    installer: Installer,
+    extensions: Extensions,
+    fixture_catalog: ServedCatalog,
+    pusher: RegistryClient,
+) -> None:
+    kube = extensions.kube
+    broken = unique("e2e-missing")
+    await kube.create(
+        {
+            "apiVersion": CLUSTER_CATALOG.api_version,
+            "kind": CLUSTER_CATALOG.kind,
+            "metadata": {"name": broken, "labels": {names.METADATA_NAME_LABEL: broken}},
+            "spec": {"source": {"type": "Image", "image": {"ref": f"{pusher.host}/{broken}/catalog:latest"}}},
+        }
+    )
+    try:
+        selector = {
+            "matchExpressions": [
+                {"key": names.METADATA_NAME_LABEL, "operator": "In", "values": [fixture_catalog.name, broken]}
+            ]
+        }
+        account = await installer(namespace)
+        name = unique("skip")
+        await extensions.create(name, "test", namespace, account, version="1.0.0", selector=selector)
+        found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
+        assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
+        assert condition(await kube.get(CLUSTER_CATALOG, broken), "Serving").get("status") != "True"
+
+        # A resolution failure names the catalog that was skipped.
+        missing = unique("nothing")
+        await extensions.create(missing, "test", namespace, account, version="9.9.9", selector=selector)
+        found = await extensions.wait_condition(
+            missing, "Progressing", "True", reason="Retrying", message_contains=broken, timeout=120
+        )
+        message = condition(found, "Progressing")["message"]
+        assert message.startswith('no bundles found for package "test" matching version "9.9.9" '), message
+        skipped = f"(catalogs not serving, skipped: [{broken} (catalog '{broken}' is not being served"
+        assert skipped in message, message
+        assert message.endswith("])"), message  # named once, at the end
+        assert message.count(f"'{broken}'") == 1, message
+        assert fixture_catalog.name not in message, message
+    finally:
+        await delete_catalog(kube, broken)

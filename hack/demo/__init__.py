@@ -1,1 +1,0 @@
-"""Demo content for `make run`: a small File-Based Catalog under `catalog/`."""
