@@ -3,7 +3,7 @@ export UV_PYTHON_DOWNLOADS := never
 UV_RUN := uv run --frozen
 PYTEST := $(UV_RUN) pytest
 
-.PHONY: help deps run test unit e2e lint fmt manifests bench-runtime bench-cos bench-catalogd cluster-binaries cluster-up cluster-down cluster-status
+.PHONY: help deps run test unit e2e lint fmt manifests bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status
 
 help:
 	@echo "make run            local control plane + registry + catalogd serving a demo catalog"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench-runtime  olm_runtime against controller-runtime and kopf (figures, not tests)"
 	@echo "make bench-cos      ClusterObjectSet rollout times and API requests (figures, not tests)"
 	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
+	@echo "make bench-install  operator-controller install and resolution times, memory, requests (figures)"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
 deps:
@@ -55,6 +56,9 @@ bench-catalogd: deps
 
 bench-cos: deps
 	$(UV_RUN) python -m hack.bench.cos.rollout
+
+bench-install: deps
+	$(UV_RUN) python -m hack.bench.install.run
 
 cluster-binaries:
 	$(UV_RUN) python -m hack.controlplane build

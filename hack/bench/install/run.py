@@ -1,0 +1,583 @@
+"""operator-controller end to end: install times, resolution latency, memory, requests per reconcile.
+
+Run: `uv run --frozen python -m hack.bench.install.run [--extensions 20] [--rounds 5]`
+(`make bench-install`). It starts a control plane (one kwok node), a registry, cert-manager,
+catalogd and operator-controller as real processes, publishes the whole community catalog
+(`../shared/realdata/catalogs/community-operators-prod-v4.20`; bundles without a local directory
+stay unpublished) and prints:
+
+1. seconds from creating a ClusterExtension to `Progressing=Succeeded` and `Installed=True` for
+   kube-green (which has a webhook, so needs cert-manager) and sailoperator, each pinned to its
+   newest locally available version and installed into a fresh namespace; and to the `Resolved`
+   Event (its `eventTime`, stamped by operator-controller, minus the moment of the create);
+2. resolution latency in this process against the served community catalog: `get_package`
+   plus `resolve`, cold (a new `CatalogClient` each run) and warm (cached), medians;
+3. operator-controller's resident memory (`VmRSS`, and the peak `VmHWM`) idle with the catalogs
+   served, and with `--extensions` synthetic extensions installed (one package, CRD and
+   Deployment each);
+4. API requests per reconcile at steady state: every extension's annotation is patched
+   `--rounds` times; the growth of operator-controller's `rest_client_requests_total` (by method)
+   is divided by the growth of `controller_runtime_reconcile_total{controller="clusterextension"}`.
+
+Times are wall-clock seconds measured by polling every 100 ms from this process, which shares the
+machine with everything it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import tempfile
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+from prometheus_client.parser import text_string_to_metric_families
+
+from hack.bench.install import synthetic
+from hack.controlplane import build
+from hack.crdgen import install as crds
+from hack.images import realdata
+from hack.images.registry import RegistryClient
+from hack.processes import CatalogdProcess, OperatorControllerProcess
+from olm import fbc, semver
+from olm.api import names
+from olm.api.clusterextension import CatalogFilter
+from olm.operator_controller.catalogclient import CatalogClient, CatalogRef, ClientOptions
+from olm.operator_controller.resolve import CatalogContent, resolve
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.testing.certmanager import CertManager
+from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
+from olm_runtime.testing.registry import Registry, RegistryOptions
+
+CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
+CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
+COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
+FIELD_MANAGER = "bench-install"
+INSTALLS = ("kube-green", "sailoperator")
+RESOLVE_PACKAGES = ("sailoperator", "infinispan", "kube-green")
+POKE_ANNOTATION = "bench.olm-py.io/poke"
+POLL = 0.1
+INSTALL_TIMEOUT = 300.0
+SLOW_INSTALL = 5.0
+"""Installs slower than this print how their Progressing condition went."""
+
+
+# --- small readers -----------------------------------------------------------------------------
+
+
+def proc_memory_mib(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of `pid` in MiB."""
+    values: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0]) / 1024
+    return values["VmRSS"], values["VmHWM"]
+
+
+@dataclass(frozen=True)
+class Scrape:
+    """What one `/metrics` read of operator-controller says."""
+
+    requests: dict[str, float]
+    """`rest_client_requests_total` summed per `method`."""
+    reconciles: dict[str, float]
+    """`controller_runtime_reconcile_total` summed per `controller`."""
+
+    def minus(self, other: Scrape) -> Scrape:
+        return Scrape(
+            {k: v - other.requests.get(k, 0.0) for k, v in self.requests.items()},
+            {k: v - other.reconciles.get(k, 0.0) for k, v in self.reconciles.items()},
+        )
+
+
+async def scrape(process: OperatorControllerProcess) -> Scrape:
+    url = f"http://127.0.0.1:{process.ports['metrics']}/metrics"
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        text = await response.text()
+    requests: dict[str, float] = {}
+    reconciles: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "rest_client_requests_total":
+                method = sample.labels.get("method", "?")
+                requests[method] = requests.get(method, 0.0) + sample.value
+            elif sample.name == "controller_runtime_reconcile_total":
+                name = sample.labels.get("controller", "?")
+                reconciles[name] = reconciles.get(name, 0.0) + sample.value
+    return Scrape(requests, reconciles)
+
+
+async def quiet(process: OperatorControllerProcess, *, still: float = 3.0, timeout: float = 120.0) -> Scrape:
+    """Wait until no controller reconciled for `still` seconds; the scrape at that moment."""
+    deadline = time.monotonic() + timeout
+    last = await scrape(process)
+    since = time.monotonic()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+        now = await scrape(process)
+        if now.reconciles != last.reconciles:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= still:
+            return now
+    raise TimeoutError("operator-controller kept reconciling")
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    for item in (obj.get("status") or {}).get("conditions") or []:
+        if item.get("type") == kind:
+            return dict(item)
+    return {}
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        await asyncio.sleep(POLL)
+
+
+# --- cluster objects ---------------------------------------------------------------------------
+
+
+async def serve_catalog(kube: Client, name: str, published: realdata.PublishedCatalog) -> float:
+    """Create a ClusterCatalog for `published` and wait until it serves; the seconds it took."""
+    started = time.perf_counter()
+    await kube.create(
+        {
+            "apiVersion": CLUSTER_CATALOG.api_version,
+            "kind": CLUSTER_CATALOG.kind,
+            "metadata": {"name": name, "labels": {names.METADATA_NAME_LABEL: name}},
+            "spec": {"source": {"type": "Image", "image": {"ref": published.digest_ref}}},
+        }
+    )
+
+    async def serving() -> bool:
+        found = dict(await kube.get(CLUSTER_CATALOG, name))
+        return condition(found, "Serving").get("status") == "True"
+
+    await until(serving, f"ClusterCatalog {name} to serve", 600)
+    return time.perf_counter() - started
+
+
+async def installer_namespace(kube: Client, namespace: str) -> str:
+    """A fresh namespace with a ServiceAccount bound to cluster-admin; the account's name."""
+    await kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    account = "installer"
+    await kube.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace}}
+    )
+    await kube.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": f"{namespace}-installer"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        }
+    )
+    return account
+
+
+def extension(
+    name: str, package: str, namespace: str, account: str, *, catalog: str, version: str | None
+) -> Any:
+    source: dict[str, Any] = {
+        "packageName": package,
+        "selector": {"matchLabels": {names.METADATA_NAME_LABEL: catalog}},
+    }
+    if version is not None:
+        source["version"] = version
+    return {
+        "apiVersion": CLUSTER_EXTENSION.api_version,
+        "kind": CLUSTER_EXTENSION.kind,
+        "metadata": {"name": name},
+        "spec": {
+            "namespace": namespace,
+            "serviceAccount": {"name": account},
+            "source": {"sourceType": "Catalog", "catalog": source},
+        },
+    }
+
+
+def latest_published(published: realdata.PublishedCatalog, package: str) -> str:
+    """The highest version of `package` whose bundle image was pushed."""
+    best: tuple[semver.Version, str] | None = None
+    for meta in fbc.iter_metas(published.directory / package):
+        if meta.schema != fbc.SCHEMA_BUNDLE or meta.name in published.unpublished:
+            continue
+        for prop in orjson.loads(meta.blob).get("properties") or ():
+            if prop.get("type") == "olm.package":
+                text = str(prop["value"]["version"])
+                version = semver.parse_version(text)
+                if best is None or best[0] < version:
+                    best = (version, text)
+    if best is None:
+        raise LookupError(f"no published bundle of {package}")
+    return best[1]
+
+
+# --- 1. installs ---------------------------------------------------------------------------------
+
+
+@dataclass
+class InstallFigures:
+    package: str
+    version: str
+    resolved: float | None = None
+    progressing: float | None = None
+    installed: float | None = None
+    note: str = ""
+    transitions: list[str] = field(default_factory=list)
+    """Each change of the Progressing condition, as `<seconds>s <reason>: <message>`."""
+
+    def summary(self) -> str:
+        def s(value: float | None) -> str:
+            return "-" if value is None else f"{value:.2f}s"
+
+        text = (
+            f"resolved {s(self.resolved)}, progressing {s(self.progressing)}, installed {s(self.installed)}"
+        )
+        return text + (f" [{self.note}]" if self.note else "")
+
+
+async def resolved_event_at(kube: Client, name: str) -> datetime | None:
+    events = await kube.list(kinds.EVENTS_EVENT, namespace="default")
+    for event in events.items:
+        regarding = event.get("regarding") or {}
+        if regarding.get("name") == name and event.get("reason") == "Resolved" and event.get("eventTime"):
+            return datetime.fromisoformat(str(event["eventTime"]).replace("Z", "+00:00"))
+    return None
+
+
+async def measure_install(kube: Client, package: str, version: str, catalog: str) -> InstallFigures:
+    figures = InstallFigures(package, version)
+    namespace = f"bench-{package}"
+    account = await installer_namespace(kube, namespace)
+    name = f"bench-{package}"
+    wall = time.time()
+    started = time.perf_counter()
+    await kube.create(extension(name, package, namespace, account, catalog=catalog, version=version))
+    last: dict[str, Any] = {}
+    while time.perf_counter() - started < INSTALL_TIMEOUT:
+        last = dict(await kube.get(CLUSTER_EXTENSION, name))
+        elapsed = time.perf_counter() - started
+        progressing = condition(last, "Progressing")
+        seen = f"{progressing.get('reason')}: {str(progressing.get('message', ''))[:160]}"
+        if progressing.get("reason") == "RollingOut":
+            with contextlib.suppress(errors.NotFound):
+                available = condition(dict(await kube.get(COS, f"{name}-1")), "Available")
+                seen += f" / revision {available.get('reason')}: {str(available.get('message', ''))[:200]}"
+        if not figures.transitions or not figures.transitions[-1].endswith(seen):
+            figures.transitions.append(f"{elapsed:.1f}s {seen}")
+        if figures.progressing is None and progressing.get("reason") == "Succeeded":
+            figures.progressing = elapsed
+        if figures.installed is None and condition(last, "Installed").get("status") == "True":
+            figures.installed = elapsed
+        if figures.progressing is not None and figures.installed is not None:
+            break
+        await asyncio.sleep(POLL)
+    else:
+        progressing = condition(last, "Progressing")
+        figures.note = (
+            f"timed out after {INSTALL_TIMEOUT:.0f}s: Progressing={progressing.get('reason')}: "
+            + str(progressing.get("message", ""))[:300]
+        )
+    at = await resolved_event_at(kube, name)
+    if at is not None:
+        figures.resolved = at.timestamp() - wall
+    return figures
+
+
+# --- 2. resolution in process -------------------------------------------------------------------
+
+
+@dataclass
+class ResolveFigures:
+    package: str
+    bundles: int
+    chosen: str
+    cold: list[float] = field(default_factory=list)
+    warm: list[float] = field(default_factory=list)
+
+
+async def resolve_once(client: CatalogClient, ref: CatalogRef, package: str) -> tuple[int, str]:
+    content = await client.get_package(ref, package)
+    source = CatalogFilter.model_validate({"packageName": package})
+    resolution = resolve(source, None, [CatalogContent(name=ref.name, priority=0, content=content)])
+    return len(content.bundles), resolution.bundle.name
+
+
+async def measure_resolution(kube: Client, ca_file: Path, catalog: str, runs: int) -> list[ResolveFigures]:
+    ref = CatalogRef.from_cluster_catalog(dict(await kube.get(CLUSTER_CATALOG, catalog)))
+    options = ClientOptions(ca_file=ca_file)
+    results = []
+    for package in RESOLVE_PACKAGES:
+        figures: ResolveFigures | None = None
+        for _ in range(runs):
+            client = CatalogClient(options)
+            try:
+                started = time.perf_counter()
+                count, chosen = await resolve_once(client, ref, package)
+                elapsed = time.perf_counter() - started
+            finally:
+                await client.close()
+            figures = figures or ResolveFigures(package, count, chosen)
+            figures.cold.append(elapsed)
+        assert figures is not None
+        client = CatalogClient(options)
+        try:
+            await resolve_once(client, ref, package)
+            for _ in range(runs):
+                started = time.perf_counter()
+                await resolve_once(client, ref, package)
+                figures.warm.append(time.perf_counter() - started)
+        finally:
+            await client.close()
+        results.append(figures)
+    return results
+
+
+# --- 3 and 4. many extensions -------------------------------------------------------------------
+
+
+async def install_synthetic(kube: Client, count: int, catalog: str) -> tuple[list[str], float]:
+    """Create `count` synthetic extensions at once; their names and the seconds until all Installed."""
+    names_ = [f"bench-{synthetic.package_name(i)}" for i in range(count)]
+    accounts = [await installer_namespace(kube, name) for name in names_]
+    started = time.perf_counter()
+    for i, (name, account) in enumerate(zip(names_, accounts, strict=True)):
+        package = synthetic.package_name(i)
+        await kube.create(extension(name, package, name, account, catalog=catalog, version=None))
+
+    async def all_installed() -> bool:
+        listed = await kube.list(CLUSTER_EXTENSION)
+        mine = [dict(item) for item in listed.items if item["metadata"]["name"] in names_]
+        return len(mine) == count and all(
+            condition(item, "Installed").get("status") == "True" for item in mine
+        )
+
+    await until(all_installed, f"{count} synthetic extensions to be Installed", 600)
+    return names_, time.perf_counter() - started
+
+
+@dataclass(frozen=True)
+class RequestFigures:
+    rounds: int
+    reconciles: dict[str, float]
+    requests: dict[str, float]
+
+
+async def measure_requests(
+    kube: Client, process: OperatorControllerProcess, extensions: Sequence[str], rounds: int
+) -> RequestFigures:
+    before = await quiet(process)
+    target = before.reconciles.get("clusterextension", 0.0)
+    for round_ in range(rounds):
+        for name in extensions:
+            await kube.patch(
+                CLUSTER_EXTENSION, name, {"metadata": {"annotations": {POKE_ANNOTATION: str(round_)}}}
+            )
+        target += len(extensions)
+
+        async def caught_up(target: float = target) -> bool:
+            return (await scrape(process)).reconciles.get("clusterextension", 0.0) >= target
+
+        await until(caught_up, f"round {round_} of reconciles", 120)
+    after = await quiet(process)
+    delta = after.minus(before)
+    return RequestFigures(rounds, delta.reconciles, delta.requests)
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    lines: list[str] = field(default_factory=list)
+    table: list[tuple[str, str]] = field(default_factory=list)
+
+    def say(self, text: str) -> None:
+        print(text, flush=True)
+        self.lines.append(text)
+
+    def figure(self, what: str, value: str) -> None:
+        self.say(f"  {what}: {value}")
+        self.table.append((what, value))
+
+
+def ms(values: Sequence[float]) -> str:
+    return f"{statistics.median(values) * 1000:.1f} ms (min {min(values) * 1000:.1f}, n={len(values)})"
+
+
+async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argparse.Namespace) -> None:
+    report = Report()
+    pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
+    config = await load_config(kubeconfig=plane.kubeconfig)
+    async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
+        await crds.install(kube, field_manager=FIELD_MANAGER)
+        namespace = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
+        }
+        await kube.apply(namespace, force=True)
+        cert_manager = CertManager(plane, workdir / "cert-manager")
+        try:
+            report.say(f"cert-manager ready in {await cert_manager.up():.1f}s")
+        except Exception as err:  # measured anyway: kube-green then stops where it can
+            report.say(f"cert-manager NOT usable ({type(err).__name__}: {str(err)[:300]})")
+        catalogd = CatalogdProcess(plane, workdir / "catalogd")
+        controller = OperatorControllerProcess(plane, workdir / "operator-controller")
+        catalogd.start()
+        controller.start()
+        try:
+            await catalogd.wait_ready()
+            await controller.wait_ready()
+            assert controller.process is not None
+            pid = controller.process.pid
+            started = time.perf_counter()
+            packages = sorted(
+                p.name for p in (realdata.realdata() / realdata.COMMUNITY_CATALOG).iterdir() if p.is_dir()
+            )
+            community = await asyncio.to_thread(
+                realdata.publish_community_catalog,
+                pusher,
+                pusher.host,
+                packages=packages,
+                repository_prefix="bench/community",
+            )
+            report.say(
+                f"published the community catalog ({len(packages)} packages, "
+                f"{len(community.bundles) - len(community.unpublished)} of {len(community.bundles)} bundles "
+                f"pushed) in {time.perf_counter() - started:.1f}s"
+            )
+            seconds = await serve_catalog(kube, "community", community)
+            report.say(f"ClusterCatalog community Serving in {seconds:.1f}s")
+            await asyncio.sleep(2.0)
+            rss, hwm = proc_memory_mib(pid)
+            report.say("\n3a. operator-controller memory, idle (catalog served, no extension)")
+            report.figure("RSS idle", f"{rss:.0f} MiB (peak {hwm:.0f})")
+
+            report.say(
+                "\n1. ClusterExtension create -> Resolved event / Progressing=Succeeded / Installed=True"
+            )
+            for package in INSTALLS:
+                version = latest_published(community, package)
+                figures = await measure_install(kube, package, version, "community")
+                report.figure(f"install {package} {version}", figures.summary())
+                if figures.installed is None or figures.installed > SLOW_INSTALL:
+                    for line in figures.transitions:
+                        report.say(f"      Progressing at {line}")
+
+            report.say(f"\n2. resolution in process against the whole community catalog ({args.runs} runs)")
+            for item in await measure_resolution(kube, plane.ca_file, "community", args.runs):
+                report.figure(
+                    f"resolve {item.package} cold ({item.bundles} bundles -> {item.chosen})", ms(item.cold)
+                )
+                report.figure(f"resolve {item.package} warm", ms(item.warm))
+
+            report.say(f"\n3b. {args.extensions} synthetic extensions")
+            root = Path(tempfile.mkdtemp(prefix="bench-synthetic-", dir=workdir))
+            published = await asyncio.to_thread(
+                realdata.publish_custom_catalog,
+                pusher,
+                pusher.host,
+                packages=synthetic.packages(root, args.extensions),
+                repository_prefix="bench/synthetic",
+            )
+            await serve_catalog(kube, "synthetic", published)
+            installed, seconds = await install_synthetic(kube, args.extensions, "synthetic")
+            report.figure(f"{args.extensions} extensions created -> all Installed", f"{seconds:.1f}s")
+            await quiet(controller)
+            rss, hwm = proc_memory_mib(pid)
+            report.figure(
+                f"RSS with {args.extensions + len(INSTALLS)} extensions", f"{rss:.0f} MiB (peak {hwm:.0f})"
+            )
+
+            report.say(f"\n4. API requests per reconcile at steady state ({args.rounds} annotation rounds)")
+            figures_ = await measure_requests(kube, controller, installed, args.rounds)
+            per = figures_.reconciles.get("clusterextension", 0.0)
+            total = sum(figures_.requests.values())
+            report.figure(
+                "reconciles",
+                ", ".join(
+                    f"{name} {value:.0f}" for name, value in sorted(figures_.reconciles.items()) if value
+                ),
+            )
+            breakdown = ", ".join(f"{m} {v:.0f}" for m, v in sorted(figures_.requests.items()) if v)
+            report.figure(
+                "requests per clusterextension reconcile",
+                f"{total / per:.2f} ({total:.0f} requests: {breakdown or 'none'})"
+                if per
+                else "no reconciles",
+            )
+            rss, hwm = proc_memory_mib(pid)
+            report.figure("RSS after the rounds", f"{rss:.0f} MiB (peak {hwm:.0f})")
+        except Exception:
+            traceback.print_exc()
+            print(f"--- operator-controller log tail ---\n{controller.log_tail(60)}")
+            raise
+        finally:
+            controller.stop()
+            catalogd.stop()
+            cert_manager.stop()
+
+    width = max(len(what) for what, _ in report.table)
+    print("\n" + "=" * 30 + " summary " + "=" * 30)
+    for what, value in report.table:
+        print(f"{what:<{width}}  {value}")
+    print(
+        f"machine: {os.cpu_count()} cores shared with other work; peer: none (upstream's Go "
+        "operator-controller is not buildable here)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--extensions", type=int, default=20, help="synthetic extensions to install")
+    parser.add_argument("--rounds", type=int, default=5, help="annotation patches per extension")
+    parser.add_argument("--runs", type=int, default=7, help="runs per resolution figure")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-install-"))
+    plane = ControlPlane(
+        ControlPlaneOptions(
+            binary_dir=build.ensure_binaries(),
+            state_dir=workdir / "controlplane",
+            nodes=1,
+            tie_to_parent=True,
+        )
+    )
+    plane.up()
+    try:
+        registry = Registry(
+            RegistryOptions(
+                state_dir=workdir / "registry", ca=plane.certificate_authority(), tie_to_parent=True
+            )
+        )
+        registry.up()
+        try:
+            asyncio.run(run(plane, registry, workdir, args))
+        finally:
+            registry.down()
+    finally:
+        plane.down()
+
+
+if __name__ == "__main__":
+    main()
