@@ -19,6 +19,7 @@ import pytest
 from kubernetes_asyncio import client, config
 
 from olm_runtime.client import Client, load_config
+from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 from olm_runtime.testing.registry import Registry, RegistryOptions
 
@@ -70,6 +71,21 @@ def registry(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFacto
         yield reg
     finally:
         reg.down()
+
+
+@pytest.fixture(scope="session")
+async def cert_manager(
+    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[CertManager]:
+    """cert-manager's CRDs, controller and cainjector on the control plane, started on first request
+    (only sessions with a test that asks for it pay for it) and stopped with the session."""
+    manager = CertManager(control_plane, tmp_path_factory.mktemp("cert-manager"))
+    await manager.up()
+    try:
+        yield manager
+        manager.check()  # a process that died mid-session fails the session loudly
+    finally:
+        manager.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,1 @@
+"""cert-manager (controller and cainjector) on the local control plane."""
