@@ -6,7 +6,7 @@ PYTEST := $(UV_RUN) pytest
 .PHONY: help deps run test unit e2e lint fmt manifests bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status
 
 help:
-	@echo "make run            local control plane + registry + catalogd serving a demo catalog"
+	@echo "make run            local control plane, cert-manager, catalogd, operator-controller, one extension installed"
 	@echo "make test           unit + e2e tests (starts its own control plane)"
 	@echo "make unit | e2e     one half of the tests"
 	@echo "make lint           ruff, mypy, import contracts, generated files up to date"

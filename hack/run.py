@@ -1,11 +1,16 @@
-"""`make run`: the local control plane and registry, the OLM CRDs, catalogd, and a demo catalog.
+"""`make run`: the local control plane and registry, cert-manager, the OLM CRDs, catalogd,
+operator-controller, a demo catalog of real packages, and one extension installed from it.
 
-    python -m hack.run up     # start (or reuse) everything and wait until the demo catalog is Serving
-    python -m hack.run down   # stop catalogd, then the control plane and the registry
+    python -m hack.run up     # start (or reuse) everything; ends when the demo extension is Installed
+    python -m hack.run down   # stop everything `up` started
 
-catalogd runs as a local process against the control plane (its log, pid and storage are in the
-state directory); the demo catalog `hack/demo/catalog` is built into an image, pushed to the local
-registry and named by a ClusterCatalog `demo`. operator-controller joins when its issue lands.
+catalogd and operator-controller run as local processes against the control plane (their logs,
+pids and storage are in the state directory). The demo catalog is built from `../shared/realdata`
+(the community catalog's kube-green and cat-facts-operator packages, their bundles pushed to the
+local registry) and named by a ClusterCatalog `demo`. The ClusterExtension `kube-green` installs
+kube-green (a bundle with a webhook, so cert-manager issues its certificate) into the namespace
+`kube-green`, applied as the ServiceAccount `kube-green-installer`; for brevity that account is
+bound to cluster-admin here (docs/operator-controller/permissions.md shows how to scope it).
 """
 
 from __future__ import annotations
@@ -23,15 +28,23 @@ from typing import Any
 from hack.controlplane import __main__ as controlplane
 from hack.controlplane import build
 from hack.crdgen import install as crds
-from hack.images.layout import catalog_image
-from hack.images.registry import Reference, RegistryClient
+from hack.images import realdata
+from hack.images.registry import RegistryClient
+from olm.api import names
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, errors, load_config
 from olm_runtime.testing import process
+from olm_runtime.testing.certmanager import CertManager
 
 REPO = Path(__file__).resolve().parents[1]
-CLUSTER_CATALOG = GroupVersionKind("olm.operatorframework.io", "v1", "ClusterCatalog")
+CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
+CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
 DEMO_CATALOG = "demo"
+DEMO_PACKAGES = ("kube-green", "cat-facts-operator")
+DEMO_EXTENSION = "kube-green"
+DEMO_NAMESPACE = "kube-green"
+DEMO_INSTALLER = "kube-green-installer"
+FIELD_MANAGER = "olm-py-run"
 
 
 def _olm_dir() -> Path:
@@ -62,31 +75,125 @@ def _start_catalogd(kubeconfig: Path, ca: Any, port: int) -> int:
     return process.spawn(args, log_file=olm / "catalogd.log", tie_to_parent=False, env={**os.environ})
 
 
-async def _serve_demo(kubeconfig: Path, reference: str) -> dict[str, Any]:
-    config = await load_config(kubeconfig=kubeconfig)
-    async with await Client.connect(config, field_manager="olm-py-run") as client:
-        catalog = {
-            "apiVersion": "olm.operatorframework.io/v1",
-            "kind": "ClusterCatalog",
-            "metadata": {"name": DEMO_CATALOG},
-            "spec": {"source": {"type": "Image", "image": {"ref": reference, "pollIntervalMinutes": 5}}},
-        }
-        await client.apply(catalog, force=True)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            current = await client.get(CLUSTER_CATALOG, DEMO_CATALOG)
-            if conditions.is_true((current.get("status") or {}).get("conditions") or [], "Serving"):
-                return current
-            await asyncio.sleep(0.5)
-        raise process.ComponentFailure(
-            f"ClusterCatalog {DEMO_CATALOG} is not Serving after 120s; see {_olm_dir() / 'catalogd.log'}"
+def _start_operator_controller(kubeconfig: Path, ca_file: Path) -> int:
+    olm = _olm_dir()
+    cas = olm / "catalogd-cas"
+    cas.mkdir(parents=True, exist_ok=True)
+    (cas / "local-ca.crt").write_bytes(ca_file.read_bytes())
+    args = [
+        sys.executable, "-m", "olm.operator_controller.main",
+        f"--kubeconfig={kubeconfig}",
+        f"--cache-dir={olm / 'operator-controller'}",
+        f"--catalogd-cas-dir={cas}", f"--pull-cas-dir={olm / 'registry-cas'}",
+        f"--system-namespace={names.DEFAULT_SYSTEM_NAMESPACE}",
+        "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-format=console",
+    ]  # fmt: skip
+    return process.spawn(
+        args, log_file=olm / "operator-controller.log", tie_to_parent=False, env={**os.environ}
+    )
+
+
+async def _wait(client: Client, gvk: GroupVersionKind, name: str, condition: str, log: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 300
+    current: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        current = dict(await client.get(gvk, name))
+        if conditions.is_true((current.get("status") or {}).get("conditions") or [], condition):
+            return current
+        await asyncio.sleep(0.5)
+    raise process.ComponentFailure(
+        f"{gvk.kind} {name} is not {condition} after 300s; status:\n"
+        f"{json.dumps(current.get('status'), indent=1)}\nsee {_olm_dir() / log}"
+    )
+
+
+async def _serve_demo(client: Client, reference: str) -> dict[str, Any]:
+    catalog = {
+        "apiVersion": CLUSTER_CATALOG.api_version,
+        "kind": CLUSTER_CATALOG.kind,
+        # In a cluster catalogd's webhook adds the name label; locally no webhook is registered.
+        "metadata": {"name": DEMO_CATALOG, "labels": {names.METADATA_NAME_LABEL: DEMO_CATALOG}},
+        "spec": {"source": {"type": "Image", "image": {"ref": reference, "pollIntervalMinutes": 5}}},
+    }
+    await client.apply(catalog, force=True)
+    return await _wait(client, CLUSTER_CATALOG, DEMO_CATALOG, "Serving", "catalogd.log")
+
+
+async def _install_demo(client: Client) -> dict[str, Any]:
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEMO_NAMESPACE}},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": DEMO_INSTALLER, "namespace": DEMO_NAMESPACE},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": DEMO_INSTALLER},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": DEMO_INSTALLER, "namespace": DEMO_NAMESPACE}],
+        },
+        {
+            "apiVersion": CLUSTER_EXTENSION.api_version,
+            "kind": CLUSTER_EXTENSION.kind,
+            "metadata": {"name": DEMO_EXTENSION},
+            "spec": {
+                "namespace": DEMO_NAMESPACE,
+                "serviceAccount": {"name": DEMO_INSTALLER},
+                "source": {
+                    "sourceType": "Catalog",
+                    "catalog": {
+                        "packageName": "kube-green",
+                        "selector": {"matchLabels": {names.METADATA_NAME_LABEL: DEMO_CATALOG}},
+                    },
+                },
+            },
+        },
+    ]
+    for obj in objects:
+        await client.apply(obj, force=True)
+    return await _wait(client, CLUSTER_EXTENSION, DEMO_EXTENSION, "Installed", "operator-controller.log")
+
+
+def _print_status(extension: dict[str, Any]) -> None:
+    status = extension.get("status") or {}
+    bundle = (status.get("install") or {}).get("bundle") or {}
+    print(f"ClusterExtension {DEMO_EXTENSION}: installed {bundle.get('name')} ({bundle.get('version')})")
+    for condition in status.get("conditions") or ():
+        print(
+            f"  {condition['type']:<18} {condition['status']:<8} {condition['reason']:<24} "
+            f"{condition['message']}"
         )
+    for revision in status.get("activeRevisions") or ():
+        print(f"  revision {revision['name']}")
+
+
+async def _demo(kubeconfig: Path, reference: str) -> tuple[dict[str, Any], dict[str, Any], float, float]:
+    config = await load_config(kubeconfig=kubeconfig)
+    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        started = time.monotonic()
+        catalog = await _serve_demo(client, reference)
+        serving = time.monotonic() - started
+        started = time.monotonic()
+        extension = await _install_demo(client)
+        return catalog, extension, serving, time.monotonic() - started
 
 
 async def _prepare(kubeconfig: Path) -> None:
     config = await load_config(kubeconfig=kubeconfig)
-    async with await Client.connect(config, field_manager="olm-py-run") as client:
-        await crds.install(client, field_manager="olm-py-run")
+    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        await crds.install(client, field_manager=FIELD_MANAGER)
+        namespace = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
+        }
+        await client.apply(namespace, force=True)
 
 
 def up() -> int:
@@ -96,26 +203,37 @@ def up() -> int:
     registry = controlplane.make_registry(plane)
     print(f"registry ready in {registry.up():.1f}s")
     asyncio.run(_prepare(plane.kubeconfig))
-    image = catalog_image(REPO / "hack" / "demo" / "catalog")
-    reference = Reference.parse(f"{registry.host}/demo/catalog:latest")
-    RegistryClient(host=registry.host, ca_file=registry.ca_file).push(image, reference)
+    cert_manager = CertManager(plane, controlplane.state_dir() / "cert-manager")
+    print(f"cert-manager ready in {asyncio.run(cert_manager.up()):.1f}s")
+    pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
+    started = time.monotonic()
+    published = realdata.publish_community_catalog(
+        pusher, registry.host, packages=DEMO_PACKAGES, repository_prefix="demo"
+    )
+    print(f"demo catalog ({', '.join(DEMO_PACKAGES)}) published in {time.monotonic() - started:.1f}s")
     pids = _running()
     if "catalogd" not in pids:
         (port,) = process.free_ports(1)
-        pids = {"catalogd": _start_catalogd(plane.kubeconfig, plane.certificate_authority(), port)}
-        _pids_file().write_text(json.dumps(pids))
-    started = time.monotonic()
-    catalog = asyncio.run(_serve_demo(plane.kubeconfig, str(reference)))
+        pids["catalogd"] = _start_catalogd(plane.kubeconfig, plane.certificate_authority(), port)
+    if "operator-controller" not in pids:
+        pids["operator-controller"] = _start_operator_controller(plane.kubeconfig, plane.ca_file)
+    _pids_file().write_text(json.dumps(pids))
+    catalog, extension, serving, installing = asyncio.run(_demo(plane.kubeconfig, published.ref))
     base = catalog["status"]["urls"]["base"]
-    print(f"ClusterCatalog {DEMO_CATALOG} Serving in {time.monotonic() - started:.1f}s")
+    print(f"ClusterCatalog {DEMO_CATALOG} Serving in {serving:.1f}s")
+    print(f"ClusterExtension {DEMO_EXTENSION} Installed in {installing:.1f}s")
+    _print_status(extension)
+    olm = _olm_dir()
     print(f"""
 kubeconfig:  export KUBECONFIG={plane.kubeconfig}
-catalogd:    log {_olm_dir() / "catalogd.log"}
+logs:        {olm / "catalogd.log"}
+             {olm / "operator-controller.log"}
 
 Try:
-  kubectl get clustercatalogs
-  curl --cacert {plane.ca_file} {base}/api/v1/all
-  curl --cacert {plane.ca_file} '{base}/api/v1/metas?schema=olm.channel'
+  kubectl get clustercatalogs,clusterextensions,clusterobjectsets
+  kubectl get clusterextension {DEMO_EXTENSION} -o yaml
+  kubectl -n {DEMO_NAMESPACE} get deployments,certificates,issuers
+  curl --cacert {plane.ca_file} '{base}/api/v1/metas?schema=olm.package'
 Stop:  make cluster-down""")
     return 0
 
@@ -129,10 +247,14 @@ def _running() -> dict[str, int]:
 
 
 def down() -> int:
-    for pid in _running().values():
-        process.stop(pid)
+    running = _running()
+    for name in ("operator-controller", "catalogd"):
+        if name in running:
+            process.stop(running[name])
     with contextlib.suppress(FileNotFoundError):
         _pids_file().unlink()
+    plane = controlplane.make_control_plane(build.binary_dir())
+    CertManager(plane, controlplane.state_dir() / "cert-manager").stop()
     return controlplane.cmd_down()
 
 
