@@ -1,0 +1,187 @@
+"""The shipped RBAC of operator-controller is enough: the process runs as the `operator-controller`
+ServiceAccount of `manifests/operator-controller/rbac.yaml` and installs, repairs and removes an
+extension without one request being forbidden.
+
+The session's operator-controller (admin credentials) is stopped while this test runs, so every
+reconcile of the test's extension is made by the process under test; it is started again at the
+end, whatever happened. The process under test elects itself leader with a Lease in
+`olmv1-system` and reads a (missing) global pull Secret there at start, so the Role's rules are
+exercised too. That the RBAC grants nothing beyond what the code needs is checked on the manifests
+themselves (`unit/operator_controller/test_manifests.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from e2e.operator_controller.conftest import (
+    Extensions,
+    Installer,
+    ServedCatalog,
+    unique,
+)
+from hack.processes import OperatorControllerProcess
+from olm.api import names
+from olm_runtime.client import Client, errors, kinds
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.poll import eventually
+
+MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "operator-controller"
+SERVICE_ACCOUNT = "operator-controller"
+FIELD_MANAGER = "e2e-manifests"
+RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+
+
+def _documents() -> list[dict[str, Any]]:
+    listed = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())["resources"]
+    documents: list[dict[str, Any]] = []
+    for name in listed:
+        documents += [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
+    return documents
+
+
+async def _service_account_kubeconfig(kube: Client, control_plane: ControlPlane, path: Path) -> Path:
+    """Install the shipped ServiceAccount and RBAC for real; write a kubeconfig with a one-hour
+    token of that ServiceAccount, so the process has exactly the shipped permissions."""
+    for document in _documents():
+        if document["kind"] in RBAC_KINDS:
+            await kube.apply(document, field_manager=FIELD_MANAGER, force=True)
+    request = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": 3600},
+    }
+    token = await kube.create_subresource(
+        kinds.SERVICE_ACCOUNT, SERVICE_ACCOUNT, "token", request, namespace=names.DEFAULT_SYSTEM_NAMESPACE
+    )
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {
+                    "server": control_plane.server,
+                    "certificate-authority": str(control_plane.ca_file),
+                },
+            }
+        ],
+        "users": [{"name": SERVICE_ACCOUNT, "user": {"token": token["status"]["token"]}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": SERVICE_ACCOUNT}}],
+        "current-context": "c",
+    }
+    await asyncio.to_thread(path.write_text, json.dumps(config))
+    return path
+
+
+@pytest.fixture
+async def shipped_rbac_process(
+    operator_controller: OperatorControllerProcess,
+    kube: Client,
+    control_plane: ControlPlane,
+    tmp_path: Path,
+) -> AsyncIterator[OperatorControllerProcess]:
+    """operator-controller as the shipped ServiceAccount, in place of the session's process (which
+    is restarted afterwards, even when the test fails)."""
+    kubeconfig = await _service_account_kubeconfig(kube, control_plane, tmp_path / "kubeconfig")
+    process = OperatorControllerProcess(
+        control_plane,
+        tmp_path / "operator-controller",
+        leader_elect=True,
+        lease_name=unique("operator-controller-rbac"),
+        kubeconfig=kubeconfig,
+        extra_args=(f"--global-pull-secret={names.DEFAULT_SYSTEM_NAMESPACE}/{unique('absent-pull-secret')}",),
+    )
+    operator_controller.stop()
+    try:
+        process.start()
+        await process.wait_ready()
+        yield process
+    finally:
+        try:
+            process.stop()  # kills the process and raises if it does not stop on SIGTERM
+        finally:
+            operator_controller.start()
+            await operator_controller.wait_ready()
+
+
+async def _events_about(kube: Client, name: str) -> set[str]:
+    """Reasons of the Events operator-controller wrote about the cluster-scoped object `name`."""
+    listed = await kube.list(kinds.EVENTS_EVENT, namespace="default")
+    return {
+        str(e.get("reason"))
+        for e in listed.items
+        if (e.get("regarding") or {}).get("name") == name
+        and e.get("reportingController") == "operator-controller"
+    }
+
+
+async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
+    namespace: str,
+    installer: Installer,
+    extensions: Extensions,
+    fixture_catalog: ServedCatalog,
+    shipped_rbac_process: OperatorControllerProcess,
+) -> None:
+    process = shipped_rbac_process
+    kube = extensions.kube
+    account = await installer(namespace)
+    name = unique("rbac")
+    try:
+        await extensions.create(
+            name, "test", namespace, account, version="1.0.0", selector={"matchLabels": fixture_catalog.label}
+        )
+        found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
+        assert found["status"]["install"]["bundle"]["version"] == "1.0.0"
+        await eventually(
+            lambda: _has_events(kube, name, {"Resolved", "Installing", "Installed"}),
+            what=f"the Events of ClusterExtension {name}",
+        )
+
+        # Drift detection watches the managed kinds with the process's own identity.
+        deployment = await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
+        await kube.delete(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
+        await eventually(
+            lambda: _recreated(kube, namespace, deployment["metadata"]["uid"]),
+            what="the deleted Deployment to be restored",
+        )
+
+        # Removal: revisions deleted, their objects torn down as the ServiceAccount, finalizers dropped.
+        await extensions.delete_and_wait_gone(name)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n--- operator-controller log ---\n{process.log_tail(150)}") from None
+    log = await asyncio.to_thread(process.log_file.read_text, errors="replace")
+    forbidden = [line for line in log.splitlines() if "forbidden" in line.lower()]
+    assert not forbidden, "\n".join(forbidden[:20])
+
+
+async def _has_events(kube: Client, name: str, reasons: set[str]) -> bool:
+    return reasons <= await _events_about(kube, name)
+
+
+async def _recreated(kube: Client, namespace: str, old_uid: str) -> bool:
+    try:
+        current = await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
+    except errors.NotFound:
+        return False
+    return bool(current["metadata"]["uid"] != old_uid)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [pytest.param(d, id=f"{d['kind']}-{d['metadata']['name']}") for d in _documents()],
+)
+async def test_each_manifest_is_accepted_by_the_api_server(
+    document: dict[str, Any], kube: Client, olm_crds: None
+) -> None:
+    """Server-side dry run: schema, defaulting and admission of every shipped object."""
+    applied = await kube.apply(document, field_manager=FIELD_MANAGER, force=True, dry_run=True)
+    assert applied["kind"] == document["kind"]
+    assert applied["metadata"]["name"] == document["metadata"]["name"]
