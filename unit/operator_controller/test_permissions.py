@@ -66,15 +66,10 @@ def binding(
 
 
 def test_exports() -> None:
-    assert sorted(preflight.__all__) == [
-        "CRDUpgradeSafetyError",
-        "MissingPermissionsError",
-        "crdupgradesafety",
-        "permissions",
-    ]
     assert sorted(permissions.__all__) == [
         "CONCURRENCY",
         "MissingPermissionsError",
+        "PermissionCheckError",
         "Requirement",
         "Resources",
         "error_message",

@@ -351,12 +351,15 @@ class Reconciler:
         }
 
     async def check_permissions(self, state: State) -> bool:
-        missing = await permissions.missing_permissions(
-            self.client,
-            namespace=state.spec.spec.namespace,
-            service_account=state.spec.spec.service_account.name,
-            objects=state.objects,
-        )
+        try:
+            missing = await permissions.missing_permissions(
+                self.client,
+                namespace=state.spec.spec.namespace,
+                service_account=state.spec.spec.service_account.name,
+                objects=state.objects,
+            )
+        except permissions.PermissionCheckError as err:
+            return self._fail(state, api.REASON_RETRYING, self._for_bundle(state, str(err)))
         if missing:
             message = str(permissions.MissingPermissionsError(missing))
             return self._fail(state, api.REASON_RETRYING, self._for_bundle(state, message))

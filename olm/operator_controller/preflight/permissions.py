@@ -41,11 +41,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.operator_controller.preflight._goformat import go_quote
-from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, kinds
+from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds
 
 __all__ = [
     "CONCURRENCY",
     "MissingPermissionsError",
+    "PermissionCheckError",
     "Requirement",
     "Resources",
     "error_message",
@@ -279,8 +280,14 @@ class _Reviewer:
 
     async def allowed(self, requirements: Iterable[Requirement]) -> dict[Requirement, bool]:
         todo = sorted(set(requirements) - self._answers.keys())
-        async with asyncio.TaskGroup() as tg:
-            tasks = {r: tg.create_task(self._allowed(r)) for r in todo}
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tasks = {r: tg.create_task(self._allowed(r)) for r in todo}
+        except* errors.APIError as group:
+            # One cause is enough for a status message; they are all the same in practice (403).
+            raise PermissionCheckError(
+                f"cannot check the permissions of ServiceAccount {self._user}: {group.exceptions[0]}"
+            ) from None
         self._answers.update({r: task.result() for r, task in tasks.items()})
         return self._answers
 
@@ -347,6 +354,11 @@ def error_message(missing: Iterable[Requirement]) -> str:
         "pre-authorization failed: service account requires the following permissions to manage "
         "cluster extension:\n  " + "\n  ".join(lines)
     )
+
+
+class PermissionCheckError(Exception):
+    """The API server would not answer the reviews (operator-controller may not create
+    SubjectAccessReviews, or the server failed); retrying may help, the message says why."""
 
 
 class MissingPermissionsError(Exception):
