@@ -23,7 +23,7 @@ from typing import Any
 from olm.operator_controller.clusterobjectset import ownership, probes
 from olm.operator_controller.clusterobjectset.sources import ResolvedObject, ResolvedPhase
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
-from olm.operator_controller.clusterobjectset.watches import DriftWatches
+from olm.operator_controller.clusterobjectset.watches import DriftWatches, WatchUnavailable
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, PatchType, errors
 from olm_runtime.client.client import object_kind
 
@@ -128,7 +128,7 @@ class Rollout:
         try:
             gvk = object_kind(manifest)
             informer = await self.watches.informer(gvk)
-        except (ValueError, NoKindMatch) as e:
+        except (ValueError, NoKindMatch, WatchUnavailable) as e:
             raise PhaseFailed(f"{label}: {e}") from e
         name, namespace = _name(manifest)
         if not name:

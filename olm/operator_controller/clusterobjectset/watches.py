@@ -21,7 +21,7 @@ from olm_runtime import cache
 from olm_runtime.client import GroupVersionKind
 from olm_runtime.controller import Request, event
 
-__all__ = ["DriftWatches", "owning_revisions"]
+__all__ = ["DriftWatches", "WatchUnavailable", "owning_revisions"]
 
 SELECTOR = names.REVISION_NAME_LABEL
 """Managed objects (and the Secrets of a revision) carry this label; only they are watched."""
@@ -43,11 +43,18 @@ def owning_revisions(obj: Mapping[str, Any]) -> Iterator[Request]:
         yield Request(name=label)
 
 
+class WatchUnavailable(Exception):
+    """The informer of a kind did not sync in time (forbidden, or the API server is failing)."""
+
+
 class DriftWatches:
     """Starts informers per kind on demand and feeds their events to `events` (a `Channel`)."""
 
-    def __init__(self, informers: cache.Cache, events: asyncio.Queue[event.GenericEvent]) -> None:
+    def __init__(
+        self, informers: cache.Cache, events: asyncio.Queue[event.GenericEvent], *, sync_timeout: float = 30.0
+    ) -> None:
         self._cache = informers
+        self._sync_timeout = sync_timeout
         self._events = events
         self._informers: dict[GroupVersionKind, cache.Informer] = {}
         self._lock = asyncio.Lock()
@@ -74,7 +81,17 @@ class DriftWatches:
                         )
                     )
                     self._informers[gvk] = informer
-        await informer.wait_for_sync()
+        try:
+            await asyncio.wait_for(informer.wait_for_sync(), timeout=self._sync_timeout)
+        except TimeoutError:
+            errors = [r.last_error for r in informer.statistics().reflectors if r.last_error]
+            detail = f": {errors[0]}" if errors else ""
+            # Without this deadline a reconcile (and with it a graceful shutdown) would wait forever
+            # on a kind the controller may not list, e.g. when its RBAC lacks the kind.
+            raise WatchUnavailable(
+                f"cannot watch {gvk.kind}.{gvk.group or 'core'}: "
+                f"not synced after {self._sync_timeout:.0f}s{detail}"
+            ) from None
         return informer
 
     def kinds(self) -> list[GroupVersionKind]:
