@@ -150,6 +150,39 @@ def desired_object(manifest: Object, me: Revision) -> dict[str, Any]:
     return obj
 
 
+def already_applied(desired: Object, live: Object | None, me: Revision) -> bool:
+    """Whether applying `desired` would change nothing: `live` is controlled by `me` and holds
+    every field of `desired` with the same value. Lists must match element by element (each live
+    element may carry more fields, such as server defaults). When unsure this says no, and the
+    caller applies; fields `me` no longer wants are dropped by that first apply of each revision,
+    which always happens because a new revision is not yet the object's controller."""
+    if live is None:
+        return False
+    controller = controller_of(live)
+    if controller is None or controller.get("uid") != me.uid:
+        return False
+    desired_fields = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind")}
+    return _contained(desired_fields, live)
+
+
+def _contained(want: Any, have: Any) -> bool:
+    if isinstance(want, Mapping):
+        return isinstance(have, Mapping) and all(
+            k in have and _contained(v, have[k]) for k, v in want.items()
+        )
+    if isinstance(want, list):
+        return (
+            isinstance(have, list)
+            and len(want) == len(have)
+            and all(_contained(w, h) for w, h in zip(want, have, strict=True))
+        )
+    if isinstance(want, bool) or isinstance(have, bool):
+        return want is have
+    if isinstance(want, int | float) and isinstance(have, int | float):
+        return want == have  # JSON does not tell 1 from 1.0
+    return type(want) is type(have) and bool(want == have)
+
+
 def references_without(
     refs: Sequence[Mapping[str, Any]], uid: str, *, demote: bool = False
 ) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -110,3 +111,52 @@ def test_desired_object_carries_controller_reference_and_labels() -> None:
 )
 def test_drift_events_map_to_the_owning_revision(metadata: dict[str, Any], expected: list[str]) -> None:
     assert [r.name for r in watches.owning_revisions({"metadata": metadata})] == expected
+
+
+def _applied_state() -> tuple[dict[str, Any], dict[str, Any]]:
+    manifest: dict[str, Any] = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "n"},
+        "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
+    }
+    desired = ownership.desired_object(manifest, ME)
+    copied = copy.deepcopy(desired)
+    server: dict[str, Any] = {
+        **copied,
+        "metadata": {**copied["metadata"], "uid": "obj", "resourceVersion": "9", "annotations": {"x": "y"}},
+        "spec": {
+            "replicas": 1.0,
+            "progressDeadlineSeconds": 600,
+            "template": {"spec": {"containers": [{"name": "c", "image": "i", "imagePullPolicy": "Always"}]}},
+        },
+        "status": {"replicas": 1},
+    }
+    return desired, server
+
+
+def test_an_object_holding_every_desired_field_is_not_applied_again() -> None:
+    desired, server = _applied_state()
+    assert ownership.already_applied(desired, server, ME)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda o: o["spec"].update(replicas=3), id="field-changed"),
+        pytest.param(
+            lambda o: o["spec"]["template"]["spec"]["containers"].append({"name": "x"}), id="list-grew"
+        ),
+        pytest.param(lambda o: o["metadata"]["labels"].clear(), id="label-removed"),
+        pytest.param(
+            lambda o: o["metadata"].update(ownerReferences=[ref("uid-1")]), id="controlled-by-another"
+        ),
+        pytest.param(lambda o: o["spec"].update(replicas=True), id="bool-is-not-a-number"),
+        pytest.param(lambda o: o["spec"].update(replicas="1"), id="string-is-not-a-number"),
+    ],
+)
+def test_any_difference_in_desired_fields_or_control_means_apply(change: Any) -> None:
+    desired, server = _applied_state()
+    change(server)
+    assert not ownership.already_applied(desired, server, ME)
+    assert not ownership.already_applied(desired, None, ME)
