@@ -16,6 +16,7 @@ the processes it used are printed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import uuid
@@ -422,3 +423,216 @@ async def extensions(
     finally:
         for name in list(helper.created):
             await helper.delete_and_wait_gone(name)
+
+
+# --- upgrades: helpers shared by test_upgrades, test_upgrade_safety, test_revisions and ------------
+# --- test_catalog_polling ----------------------------------------------------------------------
+
+COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
+EVENTS_NAMESPACE = "default"
+"""Where Events regarding a cluster-scoped object (a ClusterExtension) are written."""
+
+
+async def wait_installed(
+    extensions: Extensions, name: str, version: str, *, timeout: float = 180.0
+) -> dict[str, Any]:
+    """Wait until `status.install.bundle.version` is `version` and `Progressing` is True/Succeeded
+    for the current generation; the extension. On timeout the failure shows the whole status."""
+    found: dict[str, Any] = {}
+
+    async def installed() -> bool:
+        nonlocal found
+        found = await extensions.get(name)
+        bundle = ((found.get("status") or {}).get("install") or {}).get("bundle") or {}
+        progressing = condition(found, "Progressing")
+        return (
+            bundle.get("version") == version
+            and progressing.get("status") == "True"
+            and progressing.get("reason") == "Succeeded"
+            and progressing.get("observedGeneration") == found["metadata"].get("generation")
+        )
+
+    try:
+        await eventually(
+            installed, what=f"ClusterExtension {name} to have {version} installed", timeout=timeout
+        )
+    except AssertionError as error:
+        raise AssertionError(f"{error}\nlast status:\n{json.dumps(found.get('status'), indent=1)}") from None
+    return found
+
+
+async def list_revisions(kube: Client, extension: str) -> list[dict[str, Any]]:
+    """The extension's ClusterObjectSets, oldest first."""
+    selector = f"{names.OWNER_KIND_LABEL}={names.CLUSTER_EXTENSION},{names.OWNER_NAME_LABEL}={extension}"
+    listed = await kube.list(COS, label_selector=selector)
+    return sorted((dict(item) for item in listed.items), key=lambda cos: int(cos["spec"]["revision"]))
+
+
+def revision_states(revisions: list[dict[str, Any]]) -> dict[str, str]:
+    """Revision name -> `spec.lifecycleState`."""
+    return {cos["metadata"]["name"]: cos["spec"]["lifecycleState"] for cos in revisions}
+
+
+async def wait_revisions(
+    extensions: Extensions, name: str, states: dict[str, str], *, timeout: float = 60.0
+) -> list[dict[str, Any]]:
+    """Wait until the extension's revisions are exactly `states` (name -> lifecycle state) and its
+    `status.activeRevisions` names the active ones; the revisions, oldest first."""
+    revisions: list[dict[str, Any]] = []
+    active: list[str] = []
+    wanted_active = [revision for revision, state in states.items() if state == "Active"]
+
+    async def settled() -> bool:
+        nonlocal revisions, active
+        revisions = await list_revisions(extensions.kube, name)
+        found = await extensions.get(name)
+        active = [r["name"] for r in (found.get("status") or {}).get("activeRevisions") or []]
+        return revision_states(revisions) == states and active == wanted_active
+
+    try:
+        await eventually(settled, what=f"revisions of {name} to be {states}", timeout=timeout)
+    except AssertionError as error:
+        raise AssertionError(
+            f"{error}; last: {revision_states(revisions)}, activeRevisions {active}"
+        ) from None
+    return revisions
+
+
+async def wait_event(
+    kube: Client,
+    extension: str,
+    *,
+    type: str,
+    reason: str,
+    note_contains: str = "",
+    timeout: float = 30.0,
+) -> dict[str, Any]:
+    """Wait for an `events.k8s.io/v1` Event of `type` and `reason` regarding ClusterExtension
+    `extension`, written by operator-controller, whose note contains `note_contains`; that Event."""
+    found: dict[str, Any] = {}
+    seen: list[str] = []
+
+    async def recorded() -> bool:
+        nonlocal found
+        listed = await kube.list(kinds.EVENTS_EVENT, namespace=EVENTS_NAMESPACE)
+        seen.clear()
+        for event in listed.items:
+            regarding = event.get("regarding") or {}
+            if regarding.get("kind") == names.CLUSTER_EXTENSION and regarding.get("name") == extension:
+                seen.append(f"{event.get('type')} {event.get('reason')}: {event.get('note')}")
+            if (
+                regarding.get("kind") == names.CLUSTER_EXTENSION
+                and regarding.get("name") == extension
+                and event.get("type") == type
+                and event.get("reason") == reason
+                and event.get("reportingController") == "operator-controller"
+                and note_contains in str(event.get("note") or "")
+            ):
+                found = dict(event)
+                return True
+        return False
+
+    wanted = f"a {type} {reason} Event regarding {extension}" + (
+        f" ~{note_contains!r}" if note_contains else ""
+    )
+    try:
+        await eventually(recorded, what=wanted, timeout=timeout)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; its Events: {seen}") from None
+    return found
+
+
+def crd_version_annotation(version: str) -> Callable[[dict[str, Any]], None]:
+    """An `edit_crd` for `realdata.CustomBundle`: annotate the CRD with `version`, so bundles that
+    differ only in version still render different content (the generated RBAC names keep only
+    the first characters of the CSV name) and each upgrade makes a revision."""
+
+    def edit(crd: dict[str, Any]) -> None:
+        crd["metadata"].setdefault("annotations", {})["e2e.olm-py.io/bundle-version"] = version
+
+    return edit
+
+
+@dataclass
+class CustomCatalogs:
+    """Publishes custom catalogs (`realdata.publish_custom_catalog`) in repositories of their own
+    and serves them as ClusterCatalogs; deletes those at teardown."""
+
+    kube: Client
+    pusher: RegistryClient
+    repository_prefix: str
+    served: list[str] = field(default_factory=list)
+
+    def repository(self) -> str:
+        """A fresh repository prefix for one catalog (publish to it again to update a tag)."""
+        return f"{self.repository_prefix}/{unique('custom')}"
+
+    async def publish(
+        self, packages: tuple[realdata.CustomPackage, ...], *, repository: str, tag: str = "latest"
+    ) -> realdata.PublishedCatalog:
+        """Build and push (in a thread: building images is blocking work)."""
+        return await asyncio.to_thread(
+            realdata.publish_custom_catalog,
+            self.pusher,
+            self.pusher.host,
+            packages=packages,
+            repository_prefix=repository,
+            tag=tag,
+        )
+
+    async def serve(
+        self,
+        published: realdata.PublishedCatalog,
+        *,
+        poll_interval_minutes: int | None = None,
+        timeout: float = 120.0,
+    ) -> ServedCatalog:
+        """By digest, or by tag (`published.ref`) polled every `poll_interval_minutes` when given
+        (catalogd's test minute is one second)."""
+        if poll_interval_minutes is None:
+            served = await serve_catalog(self.kube, published, kind="custom", timeout=timeout)
+            self.served.append(served.name)
+            return served
+        name = unique("e2e-custom")
+        obj = {
+            "apiVersion": CLUSTER_CATALOG.api_version,
+            "kind": CLUSTER_CATALOG.kind,
+            "metadata": {"name": name, "labels": {CATALOG_LABEL: "custom", names.METADATA_NAME_LABEL: name}},
+            "spec": {
+                "source": {
+                    "type": "Image",
+                    "image": {"ref": published.ref, "pollIntervalMinutes": poll_interval_minutes},
+                }
+            },
+        }
+        await self.kube.create(obj)
+        self.served.append(name)
+        found: dict[str, Any] = {}
+
+        async def serving() -> bool:
+            nonlocal found
+            found = dict(await self.kube.get(CLUSTER_CATALOG, name))
+            return condition(found, "Serving").get("status") == "True"
+
+        await eventually(serving, what=f"ClusterCatalog {name} to serve", timeout=timeout)
+        return ServedCatalog(
+            name=name,
+            label={names.METADATA_NAME_LABEL: name},
+            published=published,
+            base_url=found["status"]["urls"]["base"],
+        )
+
+
+@pytest.fixture
+async def custom_catalogs(
+    kube: Client, catalogd: CatalogdProcess, pusher: RegistryClient, repository_prefix: str
+) -> AsyncIterator[CustomCatalogs]:
+    helper = CustomCatalogs(kube, pusher, f"{repository_prefix}/custom")
+    try:
+        yield helper
+    finally:
+        for name in helper.served:
+            await _delete_catalog(kube, name)
+
+
+# --- end of the upgrade helpers ------------------------------------------------------------------

@@ -184,7 +184,10 @@ class Reconciler:
         state.states = revisions.states(listed, state.extension["metadata"]["uid"])
         pruned = await revisions.prune_archived(self.client, state.states.all, self.options.retention_limit)
         if pruned:
-            _log.info("archived revisions deleted", extension=name, revisions=pruned)
+            secrets = await revisions.delete_secrets(
+                self.client, name, pruned, system_namespace=self.options.system_namespace
+            )
+            _log.info("archived revisions deleted", extension=name, revisions=pruned, secrets=secrets)
             state.states = RevisionStates(all=tuple(r for r in state.states.all if r.name not in pruned))
         if name not in self._swept:
             swept = await revisions.sweep(

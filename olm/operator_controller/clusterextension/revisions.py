@@ -37,6 +37,7 @@ __all__ = [
     "RevisionStates",
     "content_digest",
     "create_revision",
+    "delete_secrets",
     "owner_selector",
     "prune_archived",
     "states",
@@ -260,6 +261,25 @@ async def sweep(
             await _own(client, secret, cos)
             adopted.append(name)
     return SweepResult(deleted=tuple(sorted(deleted)), adopted=tuple(sorted(adopted)))
+
+
+async def delete_secrets(
+    client: Client, extension: str, revision_names: Sequence[str], *, system_namespace: str
+) -> list[str]:
+    """Delete the Secrets of the named revisions, which were deleted. Their ownerReferences let the
+    garbage collector do it too, but it can be slow to notice (minutes, when it met the
+    ClusterObjectSet kind before its discovery did); revision names are never reused."""
+    if not revision_names:
+        return []
+    selector = f"{owner_selector(extension)},{names.REVISION_NAME_LABEL} in ({','.join(revision_names)})"
+    listed = await client.list(kinds.SECRET, namespace=system_namespace, label_selector=selector)
+    deleted = []
+    for secret in listed.items:
+        name = (secret.get("metadata") or {}).get("name", "")
+        with contextlib.suppress(errors.NotFound):
+            await client.delete(kinds.SECRET, name, namespace=system_namespace)
+        deleted.append(name)
+    return sorted(deleted)
 
 
 async def prune_archived(client: Client, revisions: Sequence[Revision], limit: int) -> list[str]:

@@ -1,7 +1,8 @@
 """The ClusterObjectSet reconciler: a list of named steps over one state object.
 
 Active revision:   resolve_identity -> ensure_finalizer -> resolve_sources -> verify_digests
-                   -> find_siblings -> roll_out -> archive_predecessors
+                   -> find_siblings -> roll_out, then (after the status is written, when the
+                   rollout succeeded) archive_predecessors
 Archived revision: resolve_identity -> resolve_sources -> release -> drop_finalizer
 Being deleted:     the archived steps, tolerant of a missing identity or missing sources (the
                    objects' ownerReferences then leave the clean-up to the garbage collector).
@@ -91,7 +92,6 @@ class Reconciler:
             self.verify_digests,
             self.find_siblings,
             self.roll_out,
-            self.archive_predecessors,
         )
         self.archived_steps: tuple[Step, ...] = (
             self.resolve_identity,
@@ -115,6 +115,10 @@ class Reconciler:
             return controller.Result()  # archived revisions stop reconciling once released
         await self._run(state, self.archived_steps if archived else self.active_steps)
         await self._write_status(state)
+        if not archived and state.outcome is not None and state.outcome.kind is OutcomeKind.SUCCEEDED:
+            # Only after `Succeeded` is written: an owner reading revisions in between must never see
+            # the predecessors archived and no successor that succeeded.
+            await self.archive_predecessors(state)
         return controller.Result(requeue_after=state.requeue_after)
 
     async def _run(self, state: State, steps: tuple[Step, ...]) -> None:

@@ -1,0 +1,76 @@
+"""A catalog image updated under its tag: catalogd's polling picks it up, and an extension without a
+version pin upgrades on its own to the new successor."""
+
+from __future__ import annotations
+
+from e2e.operator_controller.conftest import (
+    CLUSTER_CATALOG,
+    CustomCatalogs,
+    Extensions,
+    Installer,
+    crd_version_annotation,
+    unique,
+    wait_event,
+    wait_installed,
+    wait_revisions,
+)
+from hack.images import realdata
+
+PACKAGE = "catfacts-polled"
+
+
+def _package(*versions: str) -> realdata.CustomPackage:
+    """The real cat-facts-operator 1.0.0 bundle as each of `versions`, each replacing the one before."""
+    source = realdata.real_bundle("cat-facts-operator", "1.0.0")
+    return realdata.CustomPackage(
+        name=PACKAGE,
+        bundles=tuple(
+            realdata.CustomBundle(
+                version=version,
+                source=source,
+                replaces=f"{PACKAGE}.v{versions[index - 1]}" if index else None,
+                edit_crd=crd_version_annotation(version),
+            )
+            for index, version in enumerate(versions)
+        ),
+    )
+
+
+async def test_polled_catalog_update_upgrades_an_unpinned_extension(
+    namespace: str, installer: Installer, extensions: Extensions, custom_catalogs: CustomCatalogs
+) -> None:
+    repository = custom_catalogs.repository()
+    first = await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="polled")
+    served = await custom_catalogs.serve(first, poll_interval_minutes=1)
+    catalog = await extensions.kube.get(CLUSTER_CATALOG, served.name)
+    assert catalog["status"]["resolvedSource"]["image"]["ref"] == first.digest_ref
+
+    account = await installer(namespace)
+    name = unique("polled")
+    await extensions.create(
+        name,
+        PACKAGE,
+        namespace,
+        account,
+        selector={"matchLabels": served.label},
+        config={"watchNamespace": namespace},
+    )
+    found = await wait_installed(extensions, name, "1.0.0")
+    assert found["status"]["install"]["bundle"] == {"name": f"{PACKAGE}.v1.0.0", "version": "1.0.0"}
+
+    # The same tag now holds 2.0.0, which replaces 1.0.0: nothing but polling tells anyone.
+    second = await custom_catalogs.publish((_package("1.0.0", "2.0.0"),), repository=repository, tag="polled")
+    assert second.ref == first.ref
+    assert second.digest_ref != first.digest_ref
+    found = await wait_installed(extensions, name, "2.0.0", timeout=120)
+    assert found["status"]["install"]["bundle"] == {"name": f"{PACKAGE}.v2.0.0", "version": "2.0.0"}
+    catalog = await extensions.kube.get(CLUSTER_CATALOG, served.name)
+    assert catalog["status"]["resolvedSource"]["image"]["ref"] == second.digest_ref
+    await wait_revisions(extensions, name, {f"{name}-1": "Archived", f"{name}-2": "Active"})
+    await wait_event(
+        extensions.kube,
+        name,
+        type="Normal",
+        reason="Upgraded",
+        note_contains=f'bundle "{PACKAGE}.v1.0.0" (1.0.0) replaced by "{PACKAGE}.v2.0.0" (2.0.0)',
+    )
