@@ -31,6 +31,7 @@ from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm.api import names
+from olm.operator_controller.clusterobjectset import DEADLINE_UNIT_ENV
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
@@ -43,6 +44,9 @@ CATALOG_LABEL = "e2e.olm-py.io/catalog"
 """Label on the session's ClusterCatalogs: `community` or `fixture`."""
 COMMUNITY_PACKAGES = ("kube-green", "sailoperator", "cat-facts-operator", "infinispan")
 FIELD_MANAGER = "e2e-operator-controller"
+
+DEADLINE_MINUTE_SECONDS = 1.0
+"""Seconds one minute of `progressDeadlineMinutes` lasts in the session's operator-controller."""
 
 
 def unique(prefix: str) -> str:
@@ -127,7 +131,12 @@ async def catalogd(
 async def operator_controller(
     control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[OperatorControllerProcess]:
-    process = OperatorControllerProcess(control_plane, tmp_path_factory.mktemp("operator-controller"))
+    process = OperatorControllerProcess(
+        control_plane,
+        tmp_path_factory.mktemp("operator-controller"),
+        # progressDeadlineMinutes' minimum is 10: let a minute last a second so tests can cross one.
+        env={DEADLINE_UNIT_ENV: str(DEADLINE_MINUTE_SECONDS)},
+    )
     process.start()
     try:
         await process.wait_ready()
