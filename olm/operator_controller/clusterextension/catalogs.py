@@ -35,7 +35,7 @@ from olm_runtime import cache, controller
 from olm_runtime.client import GroupVersionKind, errors
 from olm_runtime.controller.event import GenericEvent
 
-__all__ = ["CLUSTER_CATALOG", "CatalogWatcher", "Gathered", "gather"]
+__all__ = ["CLUSTER_CATALOG", "CatalogWatcher", "Gathered", "affected_packages", "gather"]
 
 CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
 CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
@@ -101,6 +101,14 @@ def _fingerprint(catalog: Mapping[str, Any]) -> tuple[Any, ...]:
     return (serving, image, labels, spec.get("priority"), spec.get("availabilityMode"))
 
 
+def affected_packages(before: frozenset[str] | None, now: frozenset[str] | None) -> frozenset[str] | None:
+    """The packages whose extensions a catalog change concerns: those it held before and those it
+    holds now; None (every extension) when either side is unknown."""
+    if before is None or now is None:
+        return None
+    return before | now
+
+
 class CatalogWatcher:
     """Reconciles ClusterCatalogs into events for the ClusterExtensions they concern."""
 
@@ -124,10 +132,9 @@ class CatalogWatcher:
             return controller.Result()
         packages = await self._packages(catalog)
         self._seen[request.name] = _Seen(fingerprint, packages)
-        affected = None
-        if packages is not None and (before is None or before.packages is not None):
-            affected = packages | (before.packages if before is not None and before.packages else frozenset())
-        await self._enqueue(affected)
+        await self._enqueue(
+            affected_packages(before.packages if before is not None else frozenset(), packages)
+        )
         return controller.Result()
 
     async def _packages(self, catalog: Mapping[str, Any]) -> frozenset[str] | None:

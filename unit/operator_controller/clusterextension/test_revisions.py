@@ -60,3 +60,11 @@ def test_the_fingerprint_changes_with_what_resolution_depends_on() -> None:
     assert catalogs._fingerprint(moved) != catalogs._fingerprint(base)
     reprioritised = {**base, "spec": {"priority": 5}}
     assert catalogs._fingerprint(reprioritised) != catalogs._fingerprint(base)
+
+
+def test_a_catalog_change_concerns_the_packages_it_held_and_holds() -> None:
+    assert catalogs.affected_packages(frozenset({"a", "b"}), frozenset({"b", "c"})) == {"a", "b", "c"}
+    assert catalogs.affected_packages(frozenset(), frozenset({"new"})) == {"new"}  # a new catalog
+    assert catalogs.affected_packages(frozenset({"gone"}), frozenset()) == {"gone"}  # stopped serving
+    assert catalogs.affected_packages(None, frozenset({"a"})) is None  # unknown before: everyone
+    assert catalogs.affected_packages(frozenset({"a"}), None) is None  # names unreadable: everyone
