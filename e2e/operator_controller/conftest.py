@@ -40,6 +40,7 @@ from olm_runtime.testing.registry import Registry
 CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
 CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
 SYSTEM_NAMESPACE = names.DEFAULT_SYSTEM_NAMESPACE
+CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 CATALOG_LABEL = "e2e.olm-py.io/catalog"
 """Label on the session's ClusterCatalogs: `community` or `fixture`."""
 COMMUNITY_PACKAGES = ("kube-green", "sailoperator", "cat-facts-operator", "infinispan")
@@ -407,6 +408,7 @@ class Extensions:
         return found
 
     async def delete_and_wait_gone(self, name: str, timeout: float = 120.0) -> None:
+        await self._wait_custom_resources_served(name)
         with contextlib.suppress(errors.NotFound):
             await self.kube.delete(CLUSTER_EXTENSION, name)
 
@@ -420,6 +422,26 @@ class Extensions:
         await eventually(gone, what=f"ClusterExtension {name} to be finalized and deleted", timeout=timeout)
         if name in self.created:
             self.created.remove(name)
+
+    async def _wait_custom_resources_served(self, name: str) -> None:
+        """Wait until the API server serves the kinds of the extension's CRDs. Deleting a CRD whose
+        storage is still initializing makes the API server's CRD finalizer fail ("storage is
+        (re)initializing") and back off for minutes; a CRD deleted seconds after it was created,
+        as tests do, would then hold up the extension's removal far beyond any timeout."""
+        crds = await self.kube.list(CRD, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
+        for crd in crds.items:
+            spec = crd["spec"]
+            storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
+            gvk = GroupVersionKind(spec["group"], storage, spec["names"]["kind"])
+
+            async def served(gvk: GroupVersionKind = gvk) -> bool:
+                try:
+                    await self.kube.list(gvk, page_size=1)
+                except (errors.APIError, LookupError):
+                    return False
+                return True
+
+            await eventually(served, what=f"{gvk} to be served", timeout=60)
 
 
 @pytest.fixture
