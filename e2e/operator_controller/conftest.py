@@ -428,6 +428,8 @@ class Extensions:
         storage is still initializing makes the API server's CRD finalizer fail ("storage is
         (re)initializing") and back off for minutes; a CRD deleted seconds after it was created,
         as tests do, would then hold up the extension's removal far beyond any timeout."""
+        if len(name) > 63:
+            return  # not a label value: the extension installed nothing
         crds = await self.kube.list(CRD, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
         for crd in crds.items:
             spec = crd["spec"]

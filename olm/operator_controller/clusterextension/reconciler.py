@@ -65,6 +65,8 @@ __all__ = ["FINALIZERS", "Reconciler", "State"]
 
 FINALIZERS = (names.CLEANUP_UNPACK_CACHE_FINALIZER, names.CLEANUP_CONTENT_MANAGER_CACHE_FINALIZER)
 CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+MAX_NAME_LENGTH = 63
+"""Longest extension name: it is a label value (the API itself allows 253 characters)."""
 _log = structlog.get_logger("olm.operator_controller.clusterextension")
 
 
@@ -131,6 +133,7 @@ class Reconciler:
         self._swept: set[str] = set()
         self._resolved: dict[str, str] = {}
         self.steps: tuple[Step, ...] = (
+            self.check_name,
             self.read_revisions,
             self.check_service_account,
             self.resolve,
@@ -177,6 +180,19 @@ class Reconciler:
         return False
 
     # steps ---------------------------------------------------------------------------------------
+
+    async def check_name(self, state: State) -> bool:
+        name = state.extension["metadata"]["name"]
+        if len(name) > MAX_NAME_LENGTH:
+            # The name is the value of the owner-name label of every revision, Secret and object.
+            return self._fail(
+                state,
+                api.REASON_BLOCKED,
+                f'ClusterExtension name "{name}" is {len(name)} characters long; at most {MAX_NAME_LENGTH} '
+                "are supported because it is used as a label value",
+                retry=False,
+            )
+        return True
 
     async def read_revisions(self, state: State) -> bool:
         name = state.extension["metadata"]["name"]
@@ -472,7 +488,10 @@ class Reconciler:
     async def finalize(self, extension: dict[str, Any]) -> controller.Result:
         """Delete the revisions (whose teardown removes the content), then let the extension go."""
         name = extension["metadata"]["name"]
-        listed = await self.reader.list(COS, label_selector=revisions.owner_selector(name))
+        too_long = len(name) > MAX_NAME_LENGTH  # nothing was ever created, and no selector could name it
+        listed = (
+            [] if too_long else await self.reader.list(COS, label_selector=revisions.owner_selector(name))
+        )
         owned = revisions.states(listed, extension["metadata"]["uid"]).all
         if owned:
             for revision in owned:
@@ -482,7 +501,8 @@ class Reconciler:
             return controller.Result(requeue_after=2.0)
         # The Secrets would follow their revisions through the garbage collector, which may take a
         # while to notice; deleting them here makes removal complete when the extension is gone.
-        await revisions.sweep(self.client, name, (), system_namespace=self.options.system_namespace)
+        if not too_long:
+            await revisions.sweep(self.client, name, (), system_namespace=self.options.system_namespace)
         self.unpacker.remove(name)
         self._swept.discard(name)
         self._resolved.pop(name, None)
