@@ -22,8 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, pullconfig
-from olm.api import names
+from olm import oci, processflags, pullconfig
 from olm.catalogd import controller, follower, gc, metrics, webhook
 from olm.catalogd.content import Content
 from olm.catalogd.server import CatalogServer, ServerOptions
@@ -31,7 +30,7 @@ from olm.catalogd.storage import Storage
 from olm.catalogd.unpack import Unpacker
 from olm_runtime import logging
 from olm_runtime.client import Client, load_config
-from olm_runtime.manager import LeaderElectionOptions, Manager, ManagerOptions, WebhookOptions, runnable_from
+from olm_runtime.manager import Manager, WebhookOptions, runnable_from
 
 FIELD_MANAGER = "catalogd"
 LEASE_NAME = "catalogd-operator-lock"
@@ -40,17 +39,11 @@ _log = logging.get_logger("catalogd.main")
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="catalogd", description="Unpacks and serves OLM v1 File-Based Catalogs.")
-    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
-    p.add_argument(
-        "--leader-elect",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="elect one replica to reconcile (every replica serves content either way)",
+    processflags.add_common_flags(
+        p,
+        lease_name=LEASE_NAME,
+        leader_help="elect one replica to reconcile (every replica serves content either way)",
     )
-    p.add_argument("--leader-election-namespace", help="namespace of the Lease (default: --system-namespace)")
-    p.add_argument("--leader-election-id", default=LEASE_NAME, help="name of the Lease")
-    p.add_argument("--metrics-bind-address", default=":8080", help="/metrics address, '0' to disable")
-    p.add_argument("--health-probe-bind-address", default=":8081", help="/healthz and /readyz address")
     p.add_argument("--catalogs-server-addr", default=":8443", help="HTTPS catalog content server address")
     p.add_argument("--webhook-bind-address", default=":9443", help="admission webhook server address")
     p.add_argument(
@@ -66,16 +59,7 @@ def parser() -> argparse.ArgumentParser:
         default="catalogd-service.olmv1-system.svc",
         help="host[:port] (or https:// URL) clients reach the catalog server at; used for status.urls.base",
     )
-    p.add_argument("--system-namespace", default=names.DEFAULT_SYSTEM_NAMESPACE, help="where catalogd runs")
-    p.add_argument(
-        "--global-pull-secret", help="<namespace>/<name> of a dockerconfigjson Secret used for every pull"
-    )
-    p.add_argument(
-        "--pull-cas-dir", type=Path, help="directory of extra PEM CA bundles trusted for registries"
-    )
     p.add_argument("--gc-interval", type=float, default=gc.DEFAULT_INTERVAL, help="seconds between GC rounds")
-    p.add_argument("--log-format", choices=("json", "console"), default="json")
-    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     # Testing only: the length, in seconds, of one minute of pollIntervalMinutes.
     p.add_argument("--testing-poll-minute", type=float, default=60.0, help=argparse.SUPPRESS)
     return p
@@ -101,21 +85,7 @@ async def run(args: argparse.Namespace) -> None:
         if args.webhook_cert_dir is not None:
             host, port = _split_address(args.webhook_bind_address, "")
             webhook_options = WebhookOptions(host=host, port=port, cert_dir=args.webhook_cert_dir)
-        election = None
-        if args.leader_elect:
-            election = LeaderElectionOptions(
-                lease_name=args.leader_election_id,
-                namespace=args.leader_election_namespace or args.system_namespace,
-            )
-        manager = Manager(
-            client,
-            options=ManagerOptions(
-                leader_election=election,
-                metrics_bind_address=args.metrics_bind_address,
-                health_probe_bind_address=args.health_probe_bind_address,
-                webhook=webhook_options,
-            ),
-        )
+        manager = Manager(client, options=processflags.manager_options(args, webhook=webhook_options))
         registry_options = oci.ClientOptions(
             cache_dir=storage_dir / "blobs",
             ca_files=pullconfig.ca_files(args.pull_cas_dir),
@@ -146,12 +116,12 @@ async def run(args: argparse.Namespace) -> None:
                     base_url=_base_url(args.external_address), seconds_per_minute=args.testing_poll_minute
                 ),
             )
-            if election is not None:
+            if args.leader_elect:
                 await follower.add_to(manager, content)
             manager.add(gc.GarbageCollector(manager.reader, content, interval=args.gc_interval))
             if args.webhook_cert_dir is not None:
                 webhook.register(manager.webhook_server)
-            _log.info("catalogd.starting", storage=str(storage_dir), leader_election=election is not None)
+            _log.info("catalogd.starting", storage=str(storage_dir), leader_election=args.leader_elect)
             await manager.run(handle_signals=True)
 
 

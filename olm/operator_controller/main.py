@@ -19,14 +19,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, pullconfig
-from olm.api import names
+from olm import oci, processflags, pullconfig
 from olm.operator_controller import clusterextension, clusterobjectset
 from olm.operator_controller.catalogclient import CatalogClient
 from olm.operator_controller.catalogclient import ClientOptions as CatalogClientOptions
 from olm_runtime import logging
 from olm_runtime.client import Client, load_config
-from olm_runtime.manager import LeaderElectionOptions, Manager, ManagerOptions
+from olm_runtime.manager import Manager
 
 FIELD_MANAGER = "operator-controller"
 LEASE_NAME = "9c4404e7.operatorframework.io"
@@ -37,18 +36,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="operator-controller", description="Installs, upgrades and removes OLM v1 ClusterExtensions."
     )
-    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
-    p.add_argument(
-        "--leader-elect",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="elect one replica to run the controllers",
+    processflags.add_common_flags(
+        p, lease_name=LEASE_NAME, leader_help="elect one replica to run the controllers"
     )
-    p.add_argument("--leader-election-namespace", help="namespace of the Lease (default: --system-namespace)")
-    p.add_argument("--leader-election-id", default=LEASE_NAME, help="name of the Lease")
-    p.add_argument("--metrics-bind-address", default=":8080", help="/metrics address, '0' to disable")
-    p.add_argument("--health-probe-bind-address", default=":8081", help="/healthz and /readyz address")
-    p.add_argument("--system-namespace", default=names.DEFAULT_SYSTEM_NAMESPACE, help="where OLM runs")
     p.add_argument(
         "--cache-dir",
         type=Path,
@@ -60,14 +50,6 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="directory of PEM CA bundles trusted for catalogd's HTTPS server",
     )
-    p.add_argument(
-        "--pull-cas-dir", type=Path, help="directory of extra PEM CA bundles trusted for registries"
-    )
-    p.add_argument(
-        "--global-pull-secret", help="<namespace>/<name> of a dockerconfigjson Secret used for every pull"
-    )
-    p.add_argument("--log-format", choices=("json", "console"), default="json")
-    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     return p
 
 
@@ -75,20 +57,7 @@ async def run(args: argparse.Namespace) -> None:
     config = await load_config(kubeconfig=args.kubeconfig)
     cache_dir: Path = args.cache_dir
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
-        election = None
-        if args.leader_elect:
-            election = LeaderElectionOptions(
-                lease_name=args.leader_election_id,
-                namespace=args.leader_election_namespace or args.system_namespace,
-            )
-        manager = Manager(
-            client,
-            options=ManagerOptions(
-                leader_election=election,
-                metrics_bind_address=args.metrics_bind_address,
-                health_probe_bind_address=args.health_probe_bind_address,
-            ),
-        )
+        manager = Manager(client, options=processflags.manager_options(args))
         registry_options = oci.ClientOptions(
             cache_dir=cache_dir / "blobs",
             ca_files=pullconfig.ca_files(args.pull_cas_dir),
@@ -114,7 +83,7 @@ async def run(args: argparse.Namespace) -> None:
                     ),
                 )
                 _log.info(
-                    "operator_controller.starting", cache=str(cache_dir), leader_election=election is not None
+                    "operator_controller.starting", cache=str(cache_dir), leader_election=args.leader_elect
                 )
                 await manager.run(handle_signals=True)
         finally:
