@@ -52,18 +52,22 @@ class Gathered:
     """How many catalogs the selector picked (available ones only)."""
 
 
-def _selected(catalog: Mapping[str, Any], source: CatalogFilter) -> bool:
-    spec = catalog.get("spec") or {}
-    if spec.get("availabilityMode") == "Unavailable":
-        return False
+def _selector(source: CatalogFilter) -> cache.LabelSelector:
+    """The catalog selector; absent selects every catalog (the empty selector matches all)."""
     if source.selector is None:
-        return True
-    selector = cache.selector_from_dict(source.selector.model_dump(by_alias=True, exclude_none=True))
+        return cache.LabelSelector()
+    return cache.selector_from_dict(source.selector.model_dump(by_alias=True, exclude_none=True))
+
+
+def _selected(catalog: Mapping[str, Any], selector: cache.LabelSelector) -> bool:
+    if (catalog.get("spec") or {}).get("availabilityMode") == "Unavailable":
+        return False
     return selector.matches((catalog.get("metadata") or {}).get("labels"))
 
 
 async def gather(reader: cache.CacheReader, client: CatalogClient, source: CatalogFilter) -> Gathered:
-    chosen = [c for c in await reader.list(CLUSTER_CATALOG) if _selected(c, source)]
+    selector = _selector(source)
+    chosen = [c for c in await reader.list(CLUSTER_CATALOG) if _selected(c, selector)]
 
     async def read(catalog: Mapping[str, Any]) -> CatalogContent | str:
         name = (catalog.get("metadata") or {}).get("name", "")

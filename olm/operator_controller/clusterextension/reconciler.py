@@ -14,9 +14,10 @@ availability while, say, its catalog is gone or a newer version cannot be resolv
   so spec changes (configuration, preflight) still apply while the catalog is away.
 - unpack, render: pull the bundle (cached by digest) and render it for the spec's namespace and
   configuration.
-- preflight: CRD upgrade safety against the CRDs that exist (unless `enforcement: None`).
 - pack: externalise the objects into content-addressed Secrets; when the newest active revision
-  already holds this content, only its bundle annotations are brought up to date.
+  already holds this content, only its bundle annotations are brought up to date and the pipeline
+  ends (the checks below concern content about to be rolled out, so a steady reconcile skips them).
+- preflight: CRD upgrade safety against the CRDs that exist (unless `enforcement: None`).
 - permissions: the ServiceAccount may do everything the new revision needs, or every missing
   permission is reported and nothing is created.
 - apply: Secrets -> ClusterObjectSet `<extension>-<n+1>` -> Secret ownerReferences.
@@ -139,8 +140,8 @@ class Reconciler:
             self.resolve,
             self.unpack,
             self.render,
-            self.preflight,
             self.pack,
+            self.preflight,
             self.check_permissions,
             self.apply,
         )

@@ -55,7 +55,12 @@ class BundleUnpacker:
 
         Raises `oci.RegistryError` subclasses for registry trouble and `UnpackError` for content.
         """
-        pulled = await self.registry.pull(oci.Reference.parse(image))
+        reference = oci.Reference.parse(image)
+        if reference.digest is not None and (parsed := self._parsed.get(str(reference.digest))) is not None:
+            # Every reconcile of an installed extension asks again; a digest names the same content.
+            self._parsed.move_to_end(str(reference.digest))
+            return Unpacked(image=str(reference.with_digest(reference.digest)), bundle=parsed)
+        pulled = await self.registry.pull(reference)
         digest = pulled.reference.digest
         if digest is None:
             raise UnpackError(f"image {image} did not resolve to a digest")

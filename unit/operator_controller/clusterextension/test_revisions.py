@@ -42,10 +42,12 @@ def test_selection_by_label_and_availability() -> None:
             "selector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["a"]}]},
         }
     )
-    assert catalogs._selected(catalog("c", {"tier": "b"}), everything)
-    assert catalogs._selected(catalog("c", {"tier": "a"}), chosen)
-    assert not catalogs._selected(catalog("c", {"tier": "b"}), chosen)
-    assert not catalogs._selected(catalog("c", {"tier": "a"}, availabilityMode="Unavailable"), chosen)
+    assert catalogs._selected(catalog("c", {"tier": "b"}), catalogs._selector(everything))
+    assert catalogs._selected(catalog("c", {"tier": "a"}), catalogs._selector(chosen))
+    assert not catalogs._selected(catalog("c", {"tier": "b"}), catalogs._selector(chosen))
+    assert not catalogs._selected(
+        catalog("c", {"tier": "a"}, availabilityMode="Unavailable"), catalogs._selector(chosen)
+    )
 
 
 def test_the_fingerprint_changes_with_what_resolution_depends_on() -> None:
