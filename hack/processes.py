@@ -17,19 +17,24 @@ registry's), so one CA file is what each component is told to trust.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
 
+from olm.api import names
+from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.process import free_ports
@@ -37,7 +42,6 @@ from olm_runtime.testing.process import free_ports
 REPO_ROOT = Path(__file__).resolve().parents[1]
 POLL_MINUTE_SECONDS = 1.0
 """The `--testing-poll-minute` of catalogd in tests: pollIntervalMinutes 1 is one second."""
-DEFAULT_SYSTEM_NAMESPACE = "olmv1-system"
 
 
 class _Subprocess:
@@ -79,6 +83,22 @@ class _Subprocess:
 
         await eventually(ready, what=f"{self.component} to be ready", timeout=timeout)
 
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Started and ready inside the block; stopped after it, printing the log tail when the
+        exit was not clean (a fixture's teardown cannot fail the test that already ran)."""
+        self.start()
+        try:
+            await self.wait_ready()
+            yield
+        finally:
+            code = self.stop()
+            if code not in (0, None):
+                print(f"{self.component} exited with {code}:\n{self.log_tail()}")
+
+    def start(self) -> None:
+        raise NotImplementedError
+
     def stop(self, timeout: float = 30.0) -> int | None:
         """SIGTERM and wait; the exit code (None if it was not running). Fails if it hangs."""
         process, self.process = self.process, None
@@ -116,6 +136,37 @@ class _Subprocess:
         if match is None:
             raise AssertionError(f"metric {name} not found")
         return float(match.group(1))
+
+
+async def token_kubeconfig(
+    kube: Client, control_plane: ControlPlane, *, namespace: str, name: str, path: Path
+) -> Path:
+    """Write a kubeconfig authenticating as ServiceAccount `namespace/name` with a one-hour token,
+    so a process runs with exactly that account's permissions (e.g. the shipped RBAC)."""
+    request = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": 3600},
+    }
+    token = await kube.create_subresource(kinds.SERVICE_ACCOUNT, name, "token", request, namespace=namespace)
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {
+                    "server": control_plane.server,
+                    "certificate-authority": str(control_plane.ca_file),
+                },
+            }
+        ],
+        "users": [{"name": name, "user": {"token": token["status"]["token"]}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": name}}],
+        "current-context": "c",
+    }
+    await asyncio.to_thread(path.write_text, json.dumps(config))
+    return path
 
 
 def _trust_dir(directory: Path, ca_file: Path) -> Path:
@@ -212,9 +263,9 @@ class OperatorControllerProcess(_Subprocess):
 
     control_plane: ControlPlane
     workdir: Path
-    system_namespace: str = DEFAULT_SYSTEM_NAMESPACE
+    system_namespace: str = names.DEFAULT_SYSTEM_NAMESPACE
     leader_elect: bool = False
-    lease_namespace: str = DEFAULT_SYSTEM_NAMESPACE
+    lease_namespace: str = names.DEFAULT_SYSTEM_NAMESPACE
     lease_name: str = "operator-controller-e2e"
     extra_args: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None

@@ -9,7 +9,6 @@ of one second); tests isolate themselves by unique catalog and repository names.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import ssl
@@ -28,10 +27,10 @@ from hack.crdgen import install as crds
 from hack.images.layout import catalog_image
 from hack.images.registry import Reference as PushReference
 from hack.images.registry import RegistryClient as PushClient
-from hack.processes import CatalogdProcess
+from hack.processes import CatalogdProcess, token_kubeconfig
 from olm import fbc
 from olm.api import names
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.client import Client, GroupVersionKind, errors, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
@@ -89,14 +88,8 @@ async def catalogd(
 ) -> AsyncIterator[CatalogdProcess]:
     """One catalogd process for the module, with its mutating webhook registered."""
     process = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"))
-    process.start()
-    try:
-        await process.wait_ready()
+    async with process.running():
         yield process
-    finally:
-        code = process.stop()
-        if code not in (0, None):
-            print(f"catalogd exited with {code}:\n{process.log_tail()}")
 
 
 @pytest.fixture(autouse=True)
@@ -114,32 +107,9 @@ async def service_account_kubeconfig(kube: Client, control_plane: ControlPlane, 
     for name in ("namespace.yaml", "rbac.yaml"):
         for document in yaml.safe_load_all((REPO_ROOT / "manifests" / "catalogd" / name).read_text()):
             await kube.apply(document, field_manager="e2e-manifests", force=True)
-    request = {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3600},
-    }
-    token = await kube.create_subresource(
-        kinds.SERVICE_ACCOUNT, "catalogd", "token", request, namespace=names.DEFAULT_SYSTEM_NAMESPACE
+    return await token_kubeconfig(
+        kube, control_plane, namespace=names.DEFAULT_SYSTEM_NAMESPACE, name="catalogd", path=path
     )
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "c",
-                "cluster": {
-                    "server": control_plane.server,
-                    "certificate-authority": str(control_plane.ca_file),
-                },
-            }
-        ],
-        "users": [{"name": "catalogd", "user": {"token": token["status"]["token"]}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "catalogd"}}],
-        "current-context": "c",
-    }
-    await asyncio.to_thread(path.write_text, json.dumps(config))
-    return path
 
 
 # --- catalogs ----------------------------------------------------------------------------------

@@ -118,14 +118,8 @@ async def catalogd(
     control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[CatalogdProcess]:
     process = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"))
-    process.start()
-    try:
-        await process.wait_ready()
+    async with process.running():
         yield process
-    finally:
-        code = process.stop()
-        if code not in (0, None):
-            print(f"catalogd exited with {code}:\n{process.log_tail()}")
 
 
 @pytest.fixture(scope="session")
@@ -138,14 +132,8 @@ async def operator_controller(
         # progressDeadlineMinutes' minimum is 10: let a minute last a second so tests can cross one.
         env={DEADLINE_UNIT_ENV: str(DEADLINE_MINUTE_SECONDS)},
     )
-    process.start()
-    try:
-        await process.wait_ready()
+    async with process.running():
         yield process
-    finally:
-        code = process.stop()
-        if code not in (0, None):
-            print(f"operator-controller exited with {code}:\n{process.log_tail()}")
 
 
 # --- catalogs ----------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ themselves (`unit/operator_controller/test_manifests.py`).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from e2e.operator_controller.conftest import (
     ServedCatalog,
     unique,
 )
-from hack.processes import OperatorControllerProcess
+from hack.processes import OperatorControllerProcess, token_kubeconfig
 from olm.api import names
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
@@ -53,32 +52,9 @@ async def _service_account_kubeconfig(kube: Client, control_plane: ControlPlane,
     for document in _documents():
         if document["kind"] in RBAC_KINDS:
             await kube.apply(document, field_manager=FIELD_MANAGER, force=True)
-    request = {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3600},
-    }
-    token = await kube.create_subresource(
-        kinds.SERVICE_ACCOUNT, SERVICE_ACCOUNT, "token", request, namespace=names.DEFAULT_SYSTEM_NAMESPACE
+    return await token_kubeconfig(
+        kube, control_plane, namespace=names.DEFAULT_SYSTEM_NAMESPACE, name=SERVICE_ACCOUNT, path=path
     )
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "c",
-                "cluster": {
-                    "server": control_plane.server,
-                    "certificate-authority": str(control_plane.ca_file),
-                },
-            }
-        ],
-        "users": [{"name": SERVICE_ACCOUNT, "user": {"token": token["status"]["token"]}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": SERVICE_ACCOUNT}}],
-        "current-context": "c",
-    }
-    await asyncio.to_thread(path.write_text, json.dumps(config))
-    return path
 
 
 @pytest.fixture
