@@ -46,6 +46,9 @@ class ControlPlaneOptions:
     """Seconds each component may take to become healthy."""
     apiserver_args: tuple[str, ...] = ()
     """Extra kube-apiserver flags (e.g. `--watch-cache-sizes=...` for tests that force 410 Gone)."""
+    address: str = "127.0.0.1"
+    """The address the API server listens on and advertises. Loopback unless real nodes join:
+    their Pods reach the API server at the host end of the node network (`nodenet.NodeNetwork`)."""
 
 
 @dataclass
@@ -108,7 +111,7 @@ class ControlPlane:
 
     @property
     def server(self) -> str:
-        return f"https://127.0.0.1:{self.ports['kube-apiserver']}"
+        return f"https://{self.options.address}:{self.ports['kube-apiserver']}"
 
     @property
     def rest(self) -> RESTClient:
@@ -247,7 +250,7 @@ class ControlPlane:
             "apiserver",
             common_name="kube-apiserver",
             hosts=[
-                "127.0.0.1",
+                *dict.fromkeys(["127.0.0.1", self.options.address]),
                 "localhost",
                 "10.0.0.1",
                 "kubernetes",
@@ -257,6 +260,12 @@ class ControlPlane:
             ],
         )
         ca.issue("admin", common_name="admin", organizations=["system:masters"], client=True)
+        ca.issue(
+            "apiserver-kubelet-client",
+            common_name="kube-apiserver-kubelet-client",
+            organizations=["system:masters"],
+            client=True,
+        )
         write_signing_key(self.pki_dir / "sa.key", self.pki_dir / "sa.pub")
 
     def _write_kubeconfig(self) -> None:
@@ -291,6 +300,7 @@ class ControlPlane:
             pki_dir=self.pki_dir,
             kubeconfig=self.kubeconfig,
             ports=self.ports,
+            address=self.options.address,
         )
         return flags.command(name, layout, apiserver_args=self.options.apiserver_args)
 

@@ -16,6 +16,8 @@ class Layout:
     pki_dir: Path
     kubeconfig: Path
     ports: dict[str, int]
+    address: str = "127.0.0.1"
+    """Where the API server listens and what it advertises (the `kubernetes` Service's endpoint)."""
 
 
 def command(name: str, layout: Layout, *, apiserver_args: tuple[str, ...] = ()) -> list[str]:
@@ -57,8 +59,8 @@ def _apiserver(layout: Layout) -> list[str]:
     pki = layout.pki_dir
     return [
         f"--etcd-servers={etcd_url(layout)}",
-        "--bind-address=127.0.0.1",
-        "--advertise-address=127.0.0.1",
+        f"--bind-address={layout.address}",
+        f"--advertise-address={layout.address}",
         f"--secure-port={layout.ports['kube-apiserver']}",
         f"--cert-dir={pki}",
         f"--tls-cert-file={pki / 'apiserver.crt'}",
@@ -70,8 +72,16 @@ def _apiserver(layout: Layout) -> list[str]:
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         f"--service-account-key-file={pki / 'sa.pub'}",
         f"--service-account-signing-key-file={pki / 'sa.key'}",
+        # Logs, exec and port-forward of Pods on real nodes: the API server authenticates to each
+        # kubelet with a client certificate and checks the kubelet's serving certificate.
+        f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
+        f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
+        f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+        "--kubelet-preferred-address-types=InternalIP",
         # Added to the default plugins, which already call mutating and validating webhooks.
-        "--enable-admission-plugins=NodeRestriction",
+        # PodNodeSelector and PodTolerationRestriction let a namespace's annotations place its Pods
+        # (the local cluster keeps OLM's own Pods on the real node, extension workloads on kwok).
+        "--enable-admission-plugins=NodeRestriction,PodNodeSelector,PodTolerationRestriction",
         "--allow-privileged=true",
         "--profiling=false",
         "--v=1",

@@ -37,10 +37,10 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
-def port_is_listening(port: int) -> bool:
+def port_is_listening(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.2)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+        return sock.connect_ex((host, port)) == 0
 
 
 def log_tail(path: Path, lines: int = 25) -> str:

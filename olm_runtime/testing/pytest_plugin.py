@@ -6,6 +6,10 @@ by `$OLMPY_ASSETS`; override the fixture to build or locate them another way.
 
 Tests share one control plane, so isolate them by namespace (the `namespace` fixture) and by name.
 Every process is stopped at the end of the session, and also if the session is killed.
+
+Real nodes (`real_node`) need root and a node network made before the control plane starts:
+override `node_network` to return one (see `olm_runtime.testing.nodenet`); by default there is
+none and everything listens on loopback.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from kubernetes_asyncio import client, config
 from olm_runtime.client import Client, load_config
 from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
+from olm_runtime.testing.node import NodeOptions, RealNode
+from olm_runtime.testing.nodenet import NodeNetwork
 from olm_runtime.testing.registry import Registry, RegistryOptions
 
 
@@ -37,15 +43,23 @@ def control_plane_binaries() -> Path:
 
 
 @pytest.fixture(scope="session")
+def node_network() -> NodeNetwork | None:
+    """The network real nodes join, made before the control plane (None: no real nodes)."""
+    return None
+
+
+@pytest.fixture(scope="session")
 def control_plane(
-    control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory
+    control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory, node_network: NodeNetwork | None
 ) -> Iterator[ControlPlane]:
-    """A running control plane shared by the whole session."""
+    """A running control plane shared by the whole session; it listens on the node network's host
+    address when there is one, so Pods on real nodes reach it."""
     plane = ControlPlane(
         ControlPlaneOptions(
             binary_dir=control_plane_binaries,
             state_dir=tmp_path_factory.mktemp("controlplane"),
             tie_to_parent=True,
+            address=node_network.host_ip if node_network else "127.0.0.1",
         )
     )
     plane.up()
@@ -57,13 +71,17 @@ def control_plane(
 
 
 @pytest.fixture(scope="session")
-def registry(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
-    """A TLS registry on loopback whose certificate the control plane's CA issued."""
+def registry(
+    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory, node_network: NodeNetwork | None
+) -> Iterator[Registry]:
+    """A TLS registry whose certificate the control plane's CA issued: on loopback, or on the node
+    network's host address when there is one (so containerd and Pods pull from it too)."""
     reg = Registry(
         RegistryOptions(
             state_dir=tmp_path_factory.mktemp("registry"),
             ca=control_plane.certificate_authority(),
             tie_to_parent=True,
+            address=node_network.host_ip if node_network else "127.0.0.1",
         )
     )
     reg.up()
@@ -71,6 +89,39 @@ def registry(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFacto
         yield reg
     finally:
         reg.down()
+
+
+@pytest.fixture(scope="session")
+def real_node(
+    control_plane: ControlPlane,
+    control_plane_binaries: Path,
+    registry: Registry,
+    node_network: NodeNetwork | None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[RealNode]:
+    """A real kubelet node (containerd, CNI bridge, kube-proxy, CoreDNS) that pulls from `registry`,
+    started on first request and stopped, with everything it made, at the end of the session."""
+    if node_network is None:
+        pytest.fail("real nodes need a node network: override the node_network fixture (needs root)")
+    node = RealNode(
+        NodeOptions(
+            binary_dir=control_plane_binaries,
+            state_dir=control_plane.state_dir.parent / "node",
+            network=node_network,
+            owner=control_plane.state_dir.parent,
+            kubeconfig=control_plane.kubeconfig,
+            server=control_plane.server,
+            ca=control_plane.certificate_authority(),
+            registries=(registry.host,),
+            tie_to_parent=True,
+        )
+    )
+    node.up()
+    try:
+        yield node
+        node.check()
+    finally:
+        node.down()
 
 
 @pytest.fixture(scope="session")

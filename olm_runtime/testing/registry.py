@@ -31,6 +31,9 @@ class RegistryOptions:
     tie_to_parent: bool = False
     """Stop the registry when the process that started it exits."""
     start_timeout: float = 30.0
+    address: str = "127.0.0.1"
+    """The address it listens on, and the host part of image references. Loopback unless real
+    nodes pull from it: then the host end of the node network, which Pods and containerd reach."""
 
 
 class Registry:
@@ -42,10 +45,10 @@ class Registry:
 
     @property
     def host(self) -> str:
-        """`127.0.0.1:<port>`, the registry part of image references."""
+        """`<address>:<port>`, the registry part of image references."""
         if self._port is None:
             raise RuntimeError("the registry is not up")
-        return f"127.0.0.1:{self._port}"
+        return f"{self.options.address}:{self._port}"
 
     @property
     def url(self) -> str:
@@ -82,7 +85,11 @@ class Registry:
         self.state_dir.mkdir(parents=True)
         for _ in range(3):
             (self._port,) = process.free_ports(1)
-            pair = self.options.ca.issue("registry", common_name="registry", hosts=["127.0.0.1", "localhost"])
+            pair = self.options.ca.issue(
+                "registry",
+                common_name="registry",
+                hosts=[*dict.fromkeys(["127.0.0.1", self.options.address]), "localhost"],
+            )
             config = {
                 "version": 0.1,
                 "log": {"level": "warn", "accesslog": {"disabled": True}},
@@ -124,7 +131,9 @@ class Registry:
             pid, port = state
             process.stop(pid)
             process.wait_until(
-                lambda: not process.port_is_listening(port), timeout=10, what="the registry port to close"
+                lambda: not process.port_is_listening(port, self.options.address),
+                timeout=10,
+                what="the registry port to close",
             )
         self._state_file.unlink(missing_ok=True)
         self._pid = None

@@ -1,0 +1,255 @@
+"""The network of a real node: a network namespace of its own, joined to this host by a veth pair.
+
+The node's kubelet, containerd, kube-proxy and CoreDNS run inside the namespace (entered with
+`nsenter --net`, which keeps the host's mount namespace so the kubelet's volume mounts are seen by
+containerd). Pods hang off a bridge inside it. Keeping the node in its own namespace means its
+iptables rules (kube-proxy's and ours) never touch the host's, several nodes can exist at once,
+and deleting the namespace removes every interface and rule the node made.
+
+Addresses for node index `k` (0-31):
+
+- `10.87.k.1/24` on the host end of the veth: the API server and the registry listen here, so
+  Pods, containerd and the host all reach them at one address;
+- `10.87.k.2/24` on the node end: the node's InternalIP (kubelet, kube-proxy, CoreDNS);
+- `10.88.k.0/24`: the Pod CIDR, routed by the host through the node end.
+
+Pod traffic never leaves this machine: inside the namespace, forwarding is allowed only between
+Pods and to the host end of the veth (the cluster's own addresses); everything else is dropped, and
+nothing is masqueraded. The host forwards nothing for the node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from olm_runtime.testing.process import ComponentFailure, is_alive
+
+MAX_NODES = 32
+NETNS_DIR = Path("/run/netns")
+MARKER_DIR = Path("/run/olm-py/nodes")
+_FORWARD_CHAIN = "OLMPY-FORWARD"
+
+# The command-line tools the node's network needs, and the Debian package that ships each.
+REQUIRED_TOOLS = {
+    "ip": "iproute2",
+    "nsenter": "util-linux",
+    "iptables": "iptables",
+    "iptables-restore": "iptables",
+}
+
+
+class PrerequisiteMissing(ComponentFailure):
+    """This machine lacks something a real node needs; the message names the package or feature."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeNetwork:
+    """The addresses of node `index`; `create()` makes them real, `delete()` removes them."""
+
+    index: int
+
+    @property
+    def netns(self) -> str:
+        return f"olm-node-{self.index}"
+
+    @property
+    def netns_path(self) -> Path:
+        return NETNS_DIR / self.netns
+
+    @property
+    def host_ip(self) -> str:
+        """The host end of the veth: where the API server and registry listen for Pods."""
+        return f"10.87.{self.index}.1"
+
+    @property
+    def node_ip(self) -> str:
+        """The node's InternalIP."""
+        return f"10.87.{self.index}.2"
+
+    @property
+    def pod_cidr(self) -> str:
+        return f"10.88.{self.index}.0/24"
+
+    @property
+    def host_link(self) -> str:
+        return f"olmh{self.index}"
+
+    @property
+    def bridge(self) -> str:
+        """The Pods' bridge inside the namespace (created by the CNI bridge plugin)."""
+        return "olm0"
+
+    def enter(self, args: Sequence[str]) -> list[str]:
+        """`args` as a command run inside the node's network namespace (and nothing else of it)."""
+        return ["nsenter", f"--net={self.netns_path}", "--", *args]
+
+    # Lifecycle -------------------------------------------------------------------------------
+
+    def create(self) -> None:
+        """Create the namespace, the veth pair, the routes and the forwarding rules (idempotent)."""
+        check_prerequisites()
+        if self.netns_path.exists():
+            self.delete()
+        _run(["ip", "netns", "add", self.netns])
+        try:
+            self._configure()
+        except ComponentFailure:
+            self.delete()
+            raise
+
+    def delete(self) -> None:
+        """Remove the namespace (with every interface and rule inside) and the host's route."""
+        if self.netns_path.exists():
+            _run(["ip", "netns", "delete", self.netns], check=False)
+        # The host end of the veth goes with its peer; the route goes with the host end.
+        _run(["ip", "link", "delete", self.host_link], check=False)
+        shutil.rmtree(Path("/var/lib/cni/networks") / self.netns, ignore_errors=True)
+
+    def exists(self) -> bool:
+        return self.netns_path.exists()
+
+    def _configure(self) -> None:
+        # The peer is created in the host's namespace, so it needs a name unique there first.
+        peer = f"olmn{self.index}"
+        _run(["ip", "link", "add", self.host_link, "type", "veth", "peer", "name", peer])
+        _run(["ip", "link", "set", peer, "netns", self.netns])
+        inside = "eth0"
+        _run(["ip", "-n", self.netns, "link", "set", peer, "name", inside])
+        _run(["ip", "addr", "add", f"{self.host_ip}/24", "dev", self.host_link])
+        _run(["ip", "link", "set", self.host_link, "up"])
+        _run(["ip", "route", "replace", self.pod_cidr, "via", self.node_ip, "dev", self.host_link])
+        ns = ["ip", "-n", self.netns]
+        _run([*ns, "link", "set", "lo", "up"])
+        _run([*ns, "addr", "add", f"{self.node_ip}/24", "dev", inside])
+        _run([*ns, "link", "set", inside, "up"])
+        _run([*ns, "route", "add", "default", "via", self.host_ip])
+        # Routing between the Pods' bridge and the veth, and Service traffic that hairpins back to
+        # a Pod on the same bridge, both need these inside the namespace.
+        self._sysctl("net/ipv4/ip_forward", "1")
+        self._sysctl("net/bridge/bridge-nf-call-iptables", "1")
+        _run(self.enter(["iptables-restore", "--noflush"]), stdin=self.forward_rules())
+
+    def forward_rules(self) -> str:
+        """iptables-restore input: forward Pod traffic only to Pods and to the host end of the veth."""
+        return "\n".join(
+            [
+                "*filter",
+                f":{_FORWARD_CHAIN} - [0:0]",
+                f"-I FORWARD 1 -j {_FORWARD_CHAIN}",
+                f"-A {_FORWARD_CHAIN} -d {self.pod_cidr} -j RETURN",
+                f"-A {_FORWARD_CHAIN} -d {self.host_ip}/32 -j RETURN",
+                f"-A {_FORWARD_CHAIN} -j DROP",
+                "COMMIT",
+                "",
+            ]
+        )
+
+    def _sysctl(self, key: str, value: str) -> None:
+        # /proc/sys/net shows the network namespace of the process that reads it.
+        _run(self.enter(["sh", "-c", f"echo {value} > /proc/sys/{key}"]))
+
+
+# Allocation ----------------------------------------------------------------------------------
+
+
+def allocate(owner: Path) -> tuple[NodeNetwork, Path | None]:
+    """The node network held for `owner` (a cluster's state directory), or the first index no live
+    node holds; with it the state directory of a dead owner whose leftovers must be cleaned first.
+
+    A marker file per index (`/run/olm-py/nodes/<k>`) names the state directory that holds it and
+    the pids that keep it alive; an index whose pids are all gone is stale and is taken over.
+    """
+    MARKER_DIR.mkdir(parents=True, exist_ok=True)
+    with _allocation_lock():
+        for index in range(MAX_NODES):
+            marker = _read_marker(index)
+            if marker is not None and marker.get("owner") == str(owner):
+                network = NodeNetwork(index=index)
+                record(network, owner, pids=[os.getpid(), *_pids(marker)])
+                return network, None
+        for index in range(MAX_NODES):
+            marker = _read_marker(index)
+            if marker is None or not any(is_alive(pid) for pid in _pids(marker)):
+                network = NodeNetwork(index=index)
+                record(network, owner, pids=[os.getpid()])
+                previous = marker.get("owner") if marker is not None else None
+                return network, Path(str(previous)) if previous else None
+    raise ComponentFailure(f"all {MAX_NODES} node networks are held by running nodes")
+
+
+def held_by(owner: Path) -> NodeNetwork | None:
+    """The node network whose marker names `owner`, if any (alive or not)."""
+    for index in range(MAX_NODES):
+        marker = _read_marker(index)
+        if marker is not None and marker.get("owner") == str(owner):
+            return NodeNetwork(index=index)
+    return None
+
+
+def record(network: NodeNetwork, owner: Path, *, pids: Sequence[int]) -> None:
+    """Say which cluster state directory holds `network` and which processes keep it alive."""
+    MARKER_DIR.mkdir(parents=True, exist_ok=True)
+    marker = MARKER_DIR / str(network.index)
+    marker.write_text(json.dumps({"owner": str(owner), "pids": sorted(set(pids))}))
+
+
+def _pids(marker: dict[str, object]) -> list[int]:
+    pids = marker.get("pids")
+    return [int(pid) for pid in pids if isinstance(pid, int)] if isinstance(pids, list) else []
+
+
+def release(network: NodeNetwork) -> None:
+    (MARKER_DIR / str(network.index)).unlink(missing_ok=True)
+
+
+def _read_marker(index: int) -> dict[str, object] | None:
+    try:
+        data = json.loads((MARKER_DIR / str(index)).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@contextlib.contextmanager
+def _allocation_lock() -> Iterator[None]:
+    with (MARKER_DIR / ".lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+# Prerequisites -------------------------------------------------------------------------------
+
+
+def check_prerequisites() -> None:
+    """Raise PrerequisiteMissing naming the first thing this machine lacks for a node network."""
+    if os.geteuid() != 0:
+        raise PrerequisiteMissing("a real node needs root (network namespaces, bridges, iptables, mounts)")
+    for tool, package in REQUIRED_TOOLS.items():
+        if shutil.which(tool) is None:
+            raise PrerequisiteMissing(f"{tool!r} is not installed: install Debian's `{package}` package")
+    if not Path("/proc/sys/net/bridge").exists():
+        raise PrerequisiteMissing(
+            "the kernel has no bridge netfilter (/proc/sys/net/bridge is missing): load the "
+            "`br_netfilter` module (modprobe br_netfilter)"
+        )
+
+
+def _run(args: Sequence[str], *, stdin: str | None = None, check: bool = True) -> str:
+    try:
+        result = subprocess.run(list(args), input=stdin, capture_output=True, text=True, check=False)
+    except OSError as err:
+        if err.errno == errno.ENOENT:
+            raise PrerequisiteMissing(f"{args[0]!r} is not installed") from err
+        raise
+    if check and result.returncode != 0:
+        raise ComponentFailure(f"`{' '.join(args)}` failed: {result.stderr.strip() or result.stdout.strip()}")
+    return result.stdout
