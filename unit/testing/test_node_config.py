@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import tarfile
 import tomllib
 from pathlib import Path
@@ -103,3 +104,22 @@ def test_placement_annotations_select_the_real_node_and_tolerate_its_taint() -> 
     assert annotations["scheduler.alpha.kubernetes.io/node-selector"] == f"{node.NODE_LABEL}=real"
     (toleration,) = json.loads(annotations["scheduler.alpha.kubernetes.io/defaultTolerations"])
     assert toleration["key"] == node.TAINT_KEY
+
+
+def test_a_missing_tool_is_named_with_its_debian_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the root check comes first")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(nodenet.PrerequisiteMissing, match="install Debian's `iproute2` package"):
+        nodenet.check_prerequisites()
+
+
+def test_missing_node_binaries_are_named_with_the_build_command(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the root check comes first")
+    with pytest.raises(
+        nodenet.PrerequisiteMissing, match=r"kubelet, kube-proxy, coredns, pause .*make cluster-binaries"
+    ):
+        node.check_prerequisites(tmp_path)
