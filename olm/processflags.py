@@ -2,7 +2,7 @@
 
 Both processes take the same connection, leader-election, serving, registry-trust and logging
 flags; each adds its own. `add_common_flags` declares them, `manager_options` turns them into the
-runtime's `ManagerOptions`.
+runtime's `ManagerOptions`; `--api-server-timeout` bounds `olm.startup.wait_for_api_server`.
 """
 
 from __future__ import annotations
@@ -10,15 +10,33 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from olm import startup
 from olm.api import names
 from olm_runtime.manager import LeaderElectionOptions, ManagerOptions, WebhookOptions
 
-__all__ = ["add_common_flags", "manager_options"]
+__all__ = ["add_common_flags", "manager_options", "seconds"]
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a non-negative number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"must be zero or more seconds: {text!r}")
+    return value
 
 
 def add_common_flags(parser: argparse.ArgumentParser, *, lease_name: str, leader_help: str) -> None:
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
+    )
+    parser.add_argument(
+        "--api-server-timeout",
+        type=seconds,
+        default=startup.DEFAULT_TIMEOUT,
+        help="seconds to keep retrying an unreachable API server at start before exiting with 1",
     )
     parser.add_argument(
         "--leader-elect", action=argparse.BooleanOptionalAction, default=False, help=leader_help

@@ -11,7 +11,9 @@ What runs, on which replica (see `docs/catalogd/controller.md`):
 - the elected replica: the ClusterCatalog reconciler (resolve, unpack, status).
 
 The storage directory survives restarts: served catalogs are served again at once and blobs in the
-cache are never downloaded twice. SIGTERM and SIGINT stop everything gracefully.
+cache are never downloaded twice. SIGTERM and SIGINT stop everything gracefully. An API server that
+cannot be reached or used at start ends the process with one log line naming the address and the
+cause, and exit code 1 (`olm.startup`).
 """
 
 from __future__ import annotations
@@ -22,14 +24,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, processflags, pullconfig
+from olm import oci, processflags, pullconfig, startup
 from olm.catalogd import controller, follower, gc, metrics, webhook
 from olm.catalogd.content import Content
 from olm.catalogd.server import CatalogServer, ServerOptions
 from olm.catalogd.storage import Storage
 from olm.catalogd.unpack import Unpacker
 from olm_runtime import logging
-from olm_runtime.client import Client, load_config
+from olm_runtime.client import Client
 from olm_runtime.manager import Manager, WebhookOptions, runnable_from
 
 FIELD_MANAGER = "catalogd"
@@ -78,9 +80,10 @@ def _base_url(external_address: str) -> str:
 
 
 async def run(args: argparse.Namespace) -> None:
-    config = await load_config(kubeconfig=args.kubeconfig)
+    config = await startup.load_config(args.kubeconfig)
     storage_dir: Path = args.storage_dir
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        await startup.wait_for_api_server(client.transport, config, timeout=args.api_server_timeout)
         webhook_options = WebhookOptions()
         if args.webhook_cert_dir is not None:
             host, port = _split_address(args.webhook_bind_address, "")
@@ -132,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         asyncio.run(run(args))
     except KeyboardInterrupt:
         return 130
+    except startup.StartupError as e:
+        _log.error(e.event, **e.fields)
+        return startup.EXIT_CODE
     return 0
 
 

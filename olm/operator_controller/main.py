@@ -7,7 +7,8 @@ Both controllers run on the elected replica (every replica serves `/metrics`, `/
 `/readyz`). Bundle content is always applied as each ClusterExtension's ServiceAccount; the
 process's own identity only reads catalogs and extensions, writes revisions and their Secrets, and
 asks the API server what the ServiceAccounts may do (see `manifests/operator-controller`).
-SIGTERM and SIGINT stop everything gracefully.
+SIGTERM and SIGINT stop everything gracefully. An API server that cannot be reached or used at start
+ends the process with one log line naming the address and the cause, and exit code 1 (`olm.startup`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, processflags, pullconfig
+from olm import oci, processflags, pullconfig, startup
 from olm.operator_controller import clusterextension, clusterobjectset
 from olm.operator_controller.catalogclient import CatalogClient
 from olm.operator_controller.catalogclient import ClientOptions as CatalogClientOptions
 from olm_runtime import logging
-from olm_runtime.client import Client, load_config
+from olm_runtime.client import Client
 from olm_runtime.manager import Manager
 
 FIELD_MANAGER = "operator-controller"
@@ -54,9 +55,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 async def run(args: argparse.Namespace) -> None:
-    config = await load_config(kubeconfig=args.kubeconfig)
+    config = await startup.load_config(args.kubeconfig)
     cache_dir: Path = args.cache_dir
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        await startup.wait_for_api_server(client.transport, config, timeout=args.api_server_timeout)
         manager = Manager(client, options=processflags.manager_options(args))
         registry_options = oci.ClientOptions(
             cache_dir=cache_dir / "blobs",
@@ -97,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         asyncio.run(run(args))
     except KeyboardInterrupt:
         return 130
+    except startup.StartupError as e:
+        _log.error(e.event, **e.fields)
+        return startup.EXIT_CODE
     return 0
 
 
