@@ -1,9 +1,13 @@
-"""Build the control-plane binaries from the pinned Go wrapper modules, once per pin.
+"""Build the control-plane and node binaries from the pinned Go wrapper modules, once per pin.
 
-Each directory under `gomod/` is a Go module whose `go.mod` pins one upstream release. The binaries
-land in `~/.cache/olm-py/bin/<key>/`, where the key is a digest of every wrapper module's files, so
-they are rebuilt only when a pin changes. A build goes to a temporary directory that is renamed into
-place when complete: an interrupted build never leaves a half-filled cache entry behind.
+Each directory under `gomod/` is a Go module whose `go.mod` pins one upstream release (`pause` is a
+program of this repository's own). Each Target is built into `~/.cache/olm-py/bin/targets/
+<module>-<key>/`, where the key is a digest of that wrapper module's files and of how it is built,
+so changing one pin rebuilds only that target. `binary_dir()` is one directory,
+`~/.cache/olm-py/bin/<kubernetes release>-<combined key>/`, of hard links to every target's outputs
+(every binary, `kwok-stages.yaml`, `cert-manager-crds.yaml`): the rest of the repository uses that
+single directory. Builds and assemblies go to a temporary directory that is renamed into place when
+complete: an interrupted build never leaves a half-filled cache entry behind.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +43,19 @@ class Target:
     """Build each package on its own into the binary named at the same position of `binaries`,
     instead of letting go name it after the package's last path element (cert-manager's mains are
     `./controller` and `./cainjector`: names that say nothing beside kube-controller-manager)."""
+    assets: tuple[str, ...] = ()
+    """Files besides the binaries, taken from the pinned module's source (see `_write_asset`)."""
+    stamp_kubernetes_version: bool = False
+    """Link the pinned release into the version the binaries report: a plain `go build` of
+    k8s.io/kubernetes reports v0.0.0-master, which a Node's kubeletVersion and /version would show."""
 
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return (*self.binaries, *self.assets)
+
+
+KWOK_STAGES_FILE = "kwok-stages.yaml"
+CERT_MANAGER_CRDS_FILE = "cert-manager-crds.yaml"
 
 TARGETS = (
     Target(module="etcd", packages=(".",), binaries=("etcd",)),
@@ -48,17 +65,29 @@ TARGETS = (
             "k8s.io/kubernetes/cmd/kube-apiserver",
             "k8s.io/kubernetes/cmd/kube-controller-manager",
             "k8s.io/kubernetes/cmd/kube-scheduler",
+            "k8s.io/kubernetes/cmd/kubelet",
+            "k8s.io/kubernetes/cmd/kube-proxy",
         ),
-        binaries=("kube-apiserver", "kube-controller-manager", "kube-scheduler"),
+        binaries=("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy"),
+        stamp_kubernetes_version=True,
     ),
-    Target(module="kwok", packages=("sigs.k8s.io/kwok/cmd/kwok",), binaries=("kwok",)),
+    Target(
+        module="kwok", packages=("sigs.k8s.io/kwok/cmd/kwok",), binaries=("kwok",), assets=(KWOK_STAGES_FILE,)
+    ),
     Target(
         module="certmanager",
         packages=("./controller", "./cainjector"),
         binaries=("cert-manager-controller", "cert-manager-cainjector"),
         rename=True,
+        assets=(CERT_MANAGER_CRDS_FILE,),
     ),
+    Target(module="coredns", packages=(".",), binaries=("coredns",)),
+    Target(module="pause", packages=(".",), binaries=("pause",)),
 )
+
+BUILD_RECIPE = "2"
+"""Part of every target's key: bump it when the way `go_build` builds changes (flags,
+environment), since that is not in the wrapper modules' files."""
 
 
 class BuildError(RuntimeError):
@@ -91,8 +120,7 @@ CERT_MANAGER_CRDS = (
     "acme.cert-manager.io_orders",
     "acme.cert-manager.io_challenges",
 )
-CERT_MANAGER_CRDS_FILE = "cert-manager-crds.yaml"
-OUTPUTS = (*BINARIES, "kwok-stages.yaml", CERT_MANAGER_CRDS_FILE)
+OUTPUTS = tuple(name for target in TARGETS for name in target.outputs)
 
 # Every Helm action the chart's CRD templates contain, and how it is rendered. Rendering is
 # `helm template --set crds.enabled=true --set crds.keep=false`, done by hand because these are all
@@ -118,14 +146,57 @@ def cache_root() -> Path:
     return Path(base) / "bin"
 
 
-def pin_key(root: Path = GOMOD_DIR) -> str:
-    """A digest of every file under `root` (wrapper modules): it changes exactly when a pin changes."""
+def pin_key(root: Path) -> str:
+    """A digest of every file under `root` (a wrapper module): it changes exactly when a pin changes."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         if path.is_file():
             digest.update(str(path.relative_to(root)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def target_key(target: Target, root: Path = GOMOD_DIR) -> str:
+    """The key of one target's cache entry: its own wrapper module's files and how it is built."""
+    digest = hashlib.sha256(f"{BUILD_RECIPE}\0{target!r}\0{pin_key(root / target.module)}".encode())
+    return digest.hexdigest()[:16]
+
+
+def target_keys(targets: Iterable[Target] = TARGETS, root: Path = GOMOD_DIR) -> dict[str, str]:
+    return {target.module: target_key(target, root) for target in targets}
+
+
+def combined_key(keys: Mapping[str, str]) -> str:
+    """The key of the assembled directory: it changes when any target's key does."""
+    digest = hashlib.sha256("".join(f"{module}={keys[module]}\n" for module in sorted(keys)).encode())
+    return digest.hexdigest()[:16]
+
+
+def target_dir(module: str, key: str) -> Path:
+    return cache_root() / "targets" / f"{module}-{key}"
+
+
+def assembly_plan(targets: Iterable[Target], directories: Mapping[str, Path]) -> dict[str, Path]:
+    """Which file of which target directory each name of the assembled directory links to."""
+    plan: dict[str, Path] = {}
+    for target in targets:
+        for name in target.outputs:
+            if name in plan:
+                raise BuildError(f"two targets produce {name}")
+            plan[name] = directories[target.module] / name
+    return plan
+
+
+def kubernetes_version_ldflags(version: str) -> tuple[str, ...]:
+    """The `-X` flags Kubernetes' own release build sets, so the binaries report `version`: the
+    client-go copy is what the kubectl-style `--version` of some commands reads."""
+    major, minor = version.removeprefix("v").split(".")[:2]
+    values = {"gitVersion": version, "gitMajor": major, "gitMinor": minor, "gitTreeState": "clean"}
+    return tuple(
+        f"-X {package}.{name}={value}"
+        for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
+        for name, value in values.items()
+    )
 
 
 def required_version(wrapper: str, module: str) -> str:
@@ -146,7 +217,8 @@ def cert_manager_version() -> str:
 
 
 def binary_dir() -> Path:
-    return cache_root() / f"{kubernetes_version()}-{pin_key()}"
+    """The assembled directory of every output; it may not exist yet (see `ensure_binaries`)."""
+    return cache_root() / f"{kubernetes_version()}-{combined_key(target_keys())}"
 
 
 def go_toolchain() -> str:
@@ -158,11 +230,14 @@ def go_toolchain() -> str:
     return go
 
 
-def go_build(module_dir: Path, packages: tuple[str, ...], output: Path) -> None:
+def go_build(
+    module_dir: Path, packages: tuple[str, ...], output: Path, *, ldflags: tuple[str, ...] = ()
+) -> None:
     """`go build` main packages of a pinned module, statically, into `output`: an existing directory
     (go names each binary), or the binary's own path when one package is built."""
     target = str(output) if len(packages) == 1 and not output.is_dir() else f"{output}/"
-    cmd = [go_toolchain(), "build", "-trimpath", "-ldflags=-s -w", "-o", target, *packages]
+    flags = " ".join(("-s -w", *ldflags))
+    cmd = [go_toolchain(), "build", "-trimpath", f"-ldflags={flags}", "-o", target, *packages]
     env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly -buildvcs=false"}
     result = subprocess.run(cmd, cwd=module_dir, env=env, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -236,38 +311,95 @@ def _write_cert_manager_crds(go: str, destination: Path) -> None:
     destination.write_text(yaml.safe_dump_all(crds, sort_keys=False))
 
 
-def ensure_binaries() -> Path:
-    """Return the directory holding every binary of BINARIES, building it first if absent."""
-    target_dir = binary_dir()
-    if all((target_dir / name).is_file() for name in OUTPUTS):
-        return target_dir
-    go = go_toolchain()
-    target_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target_dir.parent))
-    started = time.monotonic()
+def _write_asset(go: str, name: str, destination: Path) -> None:
+    if name == KWOK_STAGES_FILE:
+        _write_kwok_stages(go, destination)
+    elif name == CERT_MANAGER_CRDS_FILE:
+        _write_cert_manager_crds(go, destination)
+    else:
+        raise BuildError(f"no writer for the asset {name}")
+
+
+def _complete(directory: Path, names: Iterable[str]) -> bool:
+    return all((directory / name).is_file() for name in names)
+
+
+def _place(staging: Path, destination: Path, names: tuple[str, ...]) -> None:
+    """Rename a complete `staging` directory to `destination`, unless another build placed a
+    complete one first (then that one is kept and `staging` dropped)."""
+    if destination.exists() and not _complete(destination, names):
+        shutil.rmtree(destination)
     try:
-        for target in TARGETS:
-            names = target.binaries
-            _log(f"building {', '.join(names)} from gomod/{target.module}")
-            t0 = time.monotonic()
-            if target.rename:
-                for package, name in zip(target.packages, target.binaries, strict=True):
-                    go_build(GOMOD_DIR / target.module, (package,), staging / name)
-            else:
-                # The module directory is named after the wrapper, not the binary: name "." explicitly.
-                output = staging / target.binaries[0] if target.packages == (".",) else staging
-                go_build(GOMOD_DIR / target.module, target.packages, output)
-            _log(f"built {', '.join(names)} in {time.monotonic() - t0:.1f}s")
-        _write_kwok_stages(go, staging / "kwok-stages.yaml")
-        _write_cert_manager_crds(go, staging / CERT_MANAGER_CRDS_FILE)
-        if target_dir.exists():
-            shutil.rmtree(target_dir)
-        staging.rename(target_dir)
+        staging.rename(destination)
+    except OSError:
+        if not _complete(destination, names):
+            raise
+
+
+def _build_target(go: str, target: Target, destination: Path) -> None:
+    _log(f"building {', '.join(target.binaries)} from gomod/{target.module}")
+    started = time.monotonic()
+    module_dir = GOMOD_DIR / target.module
+    ldflags = kubernetes_version_ldflags(kubernetes_version()) if target.stamp_kubernetes_version else ()
+    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=destination.parent))
+    try:
+        if target.rename:
+            for package, name in zip(target.packages, target.binaries, strict=True):
+                go_build(module_dir, (package,), staging / name, ldflags=ldflags)
+        else:
+            # The module directory is named after the wrapper, not the binary: name "." explicitly.
+            output = staging / target.binaries[0] if target.packages == (".",) else staging
+            go_build(module_dir, target.packages, output, ldflags=ldflags)
+        for name in target.assets:
+            _write_asset(go, name, staging / name)
+        _place(staging, destination, target.outputs)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    _log(f"all binaries built in {time.monotonic() - started:.1f}s into {target_dir}")
-    return target_dir
+    _log(f"built {', '.join(target.binaries)} in {time.monotonic() - started:.1f}s")
+
+
+def _link(source: Path, destination: Path) -> None:
+    # Hard links keep the assembled directory usable even if a target directory is pruned, and
+    # cost no space; a copy is the fallback where the file system refuses links.
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
+
+
+def assemble(plan: Mapping[str, Path], destination: Path) -> None:
+    """Make `destination` hold every file of `plan` under its name."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".assemble-", dir=destination.parent))
+    try:
+        for name, source in plan.items():
+            _link(source, staging / name)
+        _place(staging, destination, tuple(plan))
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def ensure_binaries() -> Path:
+    """Return the directory holding every output of OUTPUTS, building the stale targets first."""
+    keys = target_keys()
+    assembled = cache_root() / f"{kubernetes_version()}-{combined_key(keys)}"
+    if _complete(assembled, OUTPUTS):
+        return assembled
+    directories = {target.module: target_dir(target.module, keys[target.module]) for target in TARGETS}
+    stale = [target for target in TARGETS if not _complete(directories[target.module], target.outputs)]
+    started = time.monotonic()
+    if stale:
+        go = go_toolchain()
+        for target in stale:
+            directory = directories[target.module]
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            _build_target(go, target, directory)
+    assemble(assembly_plan(TARGETS, directories), assembled)
+    built = ", ".join(target.module for target in stale) or "none"
+    _log(f"all binaries built in {time.monotonic() - started:.1f}s into {assembled} (rebuilt: {built})")
+    return assembled
 
 
 if __name__ == "__main__":
