@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SERVICE_CIDR = "10.0.0.0/24"
+KWOK_POD_CIDR = "10.244.0.0/16"
+"""The addresses kwok gives Pods on its simulated nodes: nothing answers there."""
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 
 
@@ -78,6 +80,9 @@ def _apiserver(layout: Layout) -> list[str]:
         f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
         f"--kubelet-certificate-authority={pki / 'ca.crt'}",
         "--kubelet-preferred-address-types=InternalIP",
+        # Webhooks and aggregated APIs are called at their endpoints' Pod IPs, which this host
+        # routes to the real node; a Service's cluster IP means nothing outside a node.
+        "--enable-aggregator-routing=true",
         # Added to the default plugins, which already call mutating and validating webhooks.
         # PodNodeSelector and PodTolerationRestriction let a namespace's annotations place its Pods
         # (the local cluster keeps OLM's own Pods on the real node, extension workloads on kwok).
@@ -123,7 +128,7 @@ def _kwok(layout: Layout) -> list[str]:
         f"--config={layout.binary_dir / 'kwok-stages.yaml'}",
         f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
         "--node-lease-duration-seconds=40",
-        "--cidr=10.244.0.0/16",
+        f"--cidr={KWOK_POD_CIDR}",
         "--node-ip=127.0.0.1",
         f"--server-address=127.0.0.1:{layout.ports['kwok']}",
     ]

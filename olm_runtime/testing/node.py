@@ -77,9 +77,8 @@ class NodeOptions:
     server: str
     """The API server's URL as the node reaches it (the host end of the node network)."""
     ca: CertificateAuthority
-    """The control plane's CA: issues the node's certificates and is trusted for registries."""
-    registries: tuple[str, ...] = ()
-    """`host:port` of registries whose certificates `ca` issued, trusted by containerd."""
+    """The control plane's CA: issues the node's certificates, and containerd trusts it (beside the
+    system's CAs) for every registry, so images pull from a registry whose certificate it issued."""
     service_cidr: str = "10.0.0.0/24"
     tie_to_parent: bool = False
     """Stop the node's processes when the process that started them exits (test sessions)."""
@@ -144,7 +143,11 @@ class RealNode:
         self.logs_dir.mkdir(exist_ok=True)
         self._write_configuration()
         self._make_cgroups()
-        self._start("containerd", self._containerd_args())
+        self._start(
+            "containerd",
+            self._containerd_args(),
+            env={**os.environ, "SSL_CERT_FILE": str(self.state_dir / "containerd" / "ca-bundle.crt")},
+        )
         process.wait_until(self._containerd_ready, timeout=30, what="containerd to answer", alive=self.check)
         self._import_sandbox_image()
         self._start("kubelet", self._kubelet_args())
@@ -275,15 +278,12 @@ class RealNode:
         (state / "containerd" / "config.toml").write_text(self.containerd_config())
         (state / "net.d").mkdir(exist_ok=True)
         (state / "net.d" / "10-olm.conflist").write_text(json.dumps(self.cni_config(), indent=2))
-        for registry in self.options.registries:
-            hosts = state / "certs.d" / registry
-            hosts.mkdir(parents=True, exist_ok=True)
-            (hosts / "hosts.toml").write_text(
-                f'server = "https://{registry}"\n\n'
-                f'[host."https://{registry}"]\n'
-                '  capabilities = ["pull", "resolve"]\n'
-                f'  ca = "{self.options.ca.cert_file}"\n'
-            )
+        # containerd's registry client falls back to the system's trust store on any failure of a
+        # per-registry setting (a 404 for a missing tag came back as an x509 error); trusting the
+        # CA process-wide gives every pull the same trust.
+        system = Path("/etc/ssl/certs/ca-certificates.crt")
+        bundle = (system.read_bytes() if system.is_file() else b"") + self.options.ca.cert_pem
+        (state / "containerd" / "ca-bundle.crt").write_bytes(bundle)
         # Pods get only the cluster's DNS: nothing of the host's resolver configuration.
         (state / "resolv.conf").write_text("")
         self.pod_logs_dir.mkdir(exist_ok=True)
@@ -314,8 +314,6 @@ class RealNode:
                 f"[{cri}.cni]",
                 f'  bin_dir = "{CNI_BIN_DIR}"',
                 f'  conf_dir = "{self.state_dir / "net.d"}"',
-                f"[{cri}.registry]",
-                f'  config_path = "{self.state_dir / "certs.d"}"',
                 "",
             ]
         )
@@ -437,9 +435,12 @@ class RealNode:
     def _kube_proxy_args(self) -> list[str]:
         return [str(self.options.binary_dir / "kube-proxy"), f"--config={self.state_dir / 'kube-proxy.yaml'}"]
 
-    def _start(self, name: str, args: list[str]) -> None:
+    def _start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
         self._pids[name] = process.spawn(
-            self.network.enter(args), log_file=self.log_file(name), tie_to_parent=self.options.tie_to_parent
+            self.network.enter(args),
+            log_file=self.log_file(name),
+            tie_to_parent=self.options.tie_to_parent,
+            env=env,
         )
         self._save()
 

@@ -15,7 +15,10 @@ Addresses for node index `k` (0-31):
 
 Pod traffic never leaves this machine: inside the namespace, forwarding is allowed only between
 Pods and to the host end of the veth (the cluster's own addresses); everything else is dropped, and
-nothing is masqueraded. The host forwards nothing for the node.
+nothing is masqueraded. The host forwards nothing for the node, and routes the cluster's other
+ranges (Service cluster IPs, kwok's Pod IPs), which have no meaning outside a node, nowhere: a
+blackhole route keeps the host's own connections to them (the API server calling a webhook of a
+Pod on a kwok node) from leaving the machine by its default route.
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from olm_runtime.testing.flags import KWOK_POD_CIDR, SERVICE_CIDR
 from olm_runtime.testing.process import ComponentFailure, is_alive
 
 MAX_NODES = 32
+BLACKHOLED = (SERVICE_CIDR, KWOK_POD_CIDR)
 NETNS_DIR = Path("/run/netns")
 MARKER_DIR = Path("/run/olm-py/nodes")
 _FORWARD_CHAIN = "OLMPY-FORWARD"
@@ -127,6 +132,8 @@ class NodeNetwork:
         _run(["ip", "addr", "add", f"{self.host_ip}/24", "dev", self.host_link])
         _run(["ip", "link", "set", self.host_link, "up"])
         _run(["ip", "route", "replace", self.pod_cidr, "via", self.node_ip, "dev", self.host_link])
+        for cidr in BLACKHOLED:
+            _run(["ip", "route", "replace", "blackhole", cidr])
         ns = ["ip", "-n", self.netns]
         _run([*ns, "link", "set", "lo", "up"])
         _run([*ns, "addr", "add", f"{self.node_ip}/24", "dev", inside])
@@ -208,7 +215,11 @@ def _pids(marker: dict[str, object]) -> list[int]:
 
 
 def release(network: NodeNetwork) -> None:
+    """Forget `network`; the last node network released takes the blackhole routes with it."""
     (MARKER_DIR / str(network.index)).unlink(missing_ok=True)
+    if not any(_read_marker(index) is not None for index in range(MAX_NODES)):
+        for cidr in BLACKHOLED:
+            _run(["ip", "route", "delete", "blackhole", cidr], check=False)
 
 
 def _read_marker(index: int) -> dict[str, object] | None:

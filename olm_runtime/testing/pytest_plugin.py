@@ -112,7 +112,6 @@ def real_node(
             kubeconfig=control_plane.kubeconfig,
             server=control_plane.server,
             ca=control_plane.certificate_authority(),
-            registries=(registry.host,),
             tie_to_parent=True,
         )
     )

@@ -29,7 +29,6 @@ def real_node(tmp_path: Path) -> node.RealNode:
             kubeconfig=tmp_path / "kubeconfig",
             server="https://10.87.3.1:6443",
             ca=ca,
-            registries=("10.87.3.1:5000",),
         )
     )
 
@@ -65,7 +64,6 @@ def test_containerd_restricts_oom_score_adj_and_uses_the_local_sandbox(real_node
     assert cri["restrict_oom_score_adj"] is True
     assert cri["sandbox_image"] == node.SANDBOX_IMAGE
     assert cri["cni"]["bin_dir"] == "/usr/lib/cni"
-    assert cri["registry"]["config_path"].endswith("certs.d")
 
 
 def test_cni_bridge_never_masquerades(real_node: node.RealNode) -> None:
