@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,12 +12,24 @@ from hack.controlplane import build
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     e2e_dir = Path(__file__).parent
+    deployed_dir = e2e_dir / "deployed"
+    kinds = set()
     for item in items:
         if e2e_dir in item.path.parents:
             item.add_marker(pytest.mark.e2e)
+            kinds.add("deployed" if deployed_dir in item.path.parents else "processes")
+    if kinds == {"deployed", "processes"}:
+        # One control plane per session: OLM deployed as Pods and OLM run as test processes would
+        # both reconcile the same extensions.
+        raise pytest.UsageError(
+            "run e2e/deployed in a session of its own: `pytest e2e --ignore=e2e/deployed` and "
+            "`pytest e2e/deployed` (make test does both)"
+        )
 
 
 @pytest.fixture(scope="session")
 def control_plane_binaries() -> Path:
-    """Build the pinned binaries on first use (cached under ~/.cache/olm-py/bin)."""
-    return build.ensure_binaries()
+    """`$OLMPY_ASSETS` when set (binaries built elsewhere), else the pinned binaries, built on
+    first use (cached under ~/.cache/olm-py/bin)."""
+    assets = os.environ.get("OLMPY_ASSETS")
+    return Path(assets) if assets else build.ensure_binaries()

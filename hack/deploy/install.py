@@ -27,6 +27,8 @@ DEPLOYMENTS = ("catalogd-controller-manager", "operator-controller-controller-ma
 TRUSTED_CA_CONFIGMAPS = ("catalogd-trusted-registry-cas", "operator-controller-trusted-registry-cas")
 DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")
 POD = GroupVersionKind("", "v1", "Pod")
+REPLICA_SET = GroupVersionKind("apps", "v1", "ReplicaSet")
+REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 EVENT = GroupVersionKind("", "v1", "Event")
 CERTIFICATE = GroupVersionKind("cert-manager.io", "v1", "Certificate")
 FIELD_MANAGER = "olm-py-deploy"
@@ -128,7 +130,10 @@ async def wait_rolled_out(client: Client, name: str, *, timeout: float) -> None:
         deployment = await client.get(DEPLOYMENT, name, namespace=NAMESPACE)
         if rolled_out(deployment):
             return
-        pods = await _pods(client, deployment)
+        # Until the controller has seen the latest spec, the revision annotation (and with it which
+        # Pods are current) still describes the previous one, e.g. the bad tag being rolled back.
+        observed = _observed(deployment)
+        pods = await _current_pods(client, deployment) if observed else []
         problems = pod_problems(pods)
         if problems or time.monotonic() > deadline:
             events = await _events(client, name, pods)
@@ -136,11 +141,16 @@ async def wait_rolled_out(client: Client, name: str, *, timeout: float) -> None:
         await asyncio.sleep(0.5)
 
 
+def _observed(deployment: Mapping[str, Any]) -> bool:
+    status = deployment.get("status") or {}
+    return bool(status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 0))
+
+
 def rolled_out(deployment: Mapping[str, Any]) -> bool:
     spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
     wanted = spec.get("replicas", 1)
-    return bool(
-        status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 0)
+    return (
+        _observed(deployment)
         and status.get("updatedReplicas", 0) == wanted
         and status.get("availableReplicas", 0) == wanted
         and status.get("replicas", 0) == wanted
@@ -169,10 +179,19 @@ def rollout_report(name: str, problems: Sequence[str], events: Sequence[str], *,
     return "\n".join(lines)
 
 
-async def _pods(client: Client, deployment: Mapping[str, Any]) -> list[dict[str, Any]]:
+async def _current_pods(client: Client, deployment: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Pods of the Deployment's newest ReplicaSet: a Pod of an earlier revision that could not
+    pull its image says nothing about the rollout under way (e.g. rolling back from a bad tag)."""
     selector = ",".join(f"{k}={v}" for k, v in deployment["spec"]["selector"]["matchLabels"].items())
-    listed = await client.list(POD, namespace=NAMESPACE, label_selector=selector)
-    return listed.items
+    revision = (deployment["metadata"].get("annotations") or {}).get(REVISION_ANNOTATION)
+    replica_sets = (await client.list(REPLICA_SET, namespace=NAMESPACE, label_selector=selector)).items
+    hashes = {
+        rs["metadata"]["labels"].get("pod-template-hash")
+        for rs in replica_sets
+        if (rs["metadata"].get("annotations") or {}).get(REVISION_ANNOTATION) == revision
+    }
+    pods = (await client.list(POD, namespace=NAMESPACE, label_selector=selector)).items
+    return [pod for pod in pods if pod["metadata"].get("labels", {}).get("pod-template-hash") in hashes]
 
 
 async def _events(client: Client, deployment: str, pods: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -113,3 +113,16 @@ class RegistryClient:
         if sha256_digest(body) != digest:
             raise RegistryError(f"blob {repository}@{digest} does not match its digest")
         return body
+
+    def tag(self, repository: str, source: str, new_tag: str) -> str:
+        """Give the manifest `source` (a tag or digest) a second tag; return the manifest digest."""
+        manifest = self.manifest(repository, source)
+        status, headers, body = self._request(
+            "PUT",
+            f"/v2/{repository}/manifests/{new_tag}",
+            manifest,
+            {"Content-Type": MANIFEST_MEDIA_TYPE},
+        )
+        if status != 201:
+            raise RegistryError(f"tagging {repository}:{source} as {new_tag}: HTTP {status} {body[:300]!r}")
+        return headers.get("docker-content-digest", sha256_digest(manifest))

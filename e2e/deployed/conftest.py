@@ -1,0 +1,410 @@
+"""The deployed suite: OLM as users run it. The image built here (hack/image) is pushed to the
+registry, a real kubelet node joins the control plane, cert-manager runs, and `manifests/` is
+applied exactly as shipped (an overlay sets only the image). catalogd (2 replicas, label webhook
+registered) and operator-controller then run as Pods on the real node; extension workloads land on
+the kwok nodes.
+
+This suite needs root (the real node) and a session of its own: the other e2e suites run catalogd
+and operator-controller as processes against their control plane, and two operator-controllers
+must never reconcile the same extensions (`make test` runs the two sessions one after the other).
+
+Figures (Pod start to Ready, container memory, leader fail-over) are printed at the end of the
+session; they are measurements, never assertions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from hack.crdgen import install as crds
+from hack.deploy import install as deploy
+from hack.image import build as image_build
+from hack.images import realdata
+from hack.images.registry import RegistryClient
+from olm.api import names
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.testing import node as real_nodes
+from olm_runtime.testing import nodenet
+from olm_runtime.testing.certmanager import CertManager
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.node import RealNode
+from olm_runtime.testing.nodenet import NodeNetwork
+from olm_runtime.testing.poll import eventually
+from olm_runtime.testing.registry import Registry
+
+CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
+CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
+COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
+LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
+SYSTEM_NAMESPACE = deploy.NAMESPACE
+CATALOGD = "catalogd-controller-manager"
+OPERATOR_CONTROLLER = "operator-controller-controller-manager"
+IMAGE_REPOSITORY = "olm-py/olm"
+FIELD_MANAGER = "e2e-deployed"
+DEMO_PACKAGES = ("kube-green", "cat-facts-operator")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    for item in (obj.get("status") or {}).get("conditions") or []:
+        if item.get("type") == kind:
+            return dict(item)
+    return {}
+
+
+# --- figures -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    """Measurements printed at the end of the session."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, label: str, value: str) -> None:
+        self.lines.append(f"{label:<58} {value}")
+
+
+_FIGURES = Figures()
+
+
+@pytest.fixture(scope="session")
+def figures() -> Figures:
+    return _FIGURES
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _FIGURES.lines:
+        terminalreporter.section("deployed OLM: figures (measurements, not assertions)")
+        for line in _FIGURES.lines:
+            terminalreporter.write_line(line)
+
+
+def mib(value: int) -> str:
+    return f"{value / 2**20:.0f} MiB"
+
+
+# --- the cluster with a real node --------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def node_network(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeNetwork]:
+    """The real node's network, made before the control plane so the API server listens on it."""
+    try:
+        nodenet.check_prerequisites()
+    except nodenet.PrerequisiteMissing as missing:
+        pytest.fail(f"the deployed suite needs a real node: {missing}")
+    owner = tmp_path_factory.getbasetemp()
+    network, previous = nodenet.allocate(owner)
+    if previous is not None:
+        real_nodes.cleanup(previous / "node", network)
+    network.create()
+    try:
+        yield network
+    finally:
+        network.delete()
+        nodenet.release(network)
+
+
+@pytest.fixture(scope="session")
+async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
+    config = await load_config(kubeconfig=control_plane.kubeconfig)
+    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def pusher(registry: Registry) -> RegistryClient:
+    return RegistryClient(host=registry.host, ca_file=registry.ca_file)
+
+
+@pytest.fixture(scope="session")
+def olm_image(registry: Registry, figures: Figures) -> image_build.BuiltImage:
+    """The OLM image built here and pushed to the session's registry (tag `e2e`)."""
+    built = image_build.build_and_push(registry_host=registry.host, ca_file=registry.ca_file, tag="e2e")
+    figures.add(
+        "image size compressed / unpacked", f"{mib(built.compressed_size)} / {mib(built.unpacked_size)}"
+    )
+    return built
+
+
+@dataclass(frozen=True)
+class DeployedOLM:
+    image: image_build.BuiltImage
+    node: RealNode
+    kube: Client
+    control_plane: ControlPlane
+
+    async def pods(self, deployment: str) -> list[dict[str, Any]]:
+        app = "catalogd" if deployment == CATALOGD else "operator-controller"
+        listed = await self.kube.list(
+            kinds.POD, namespace=SYSTEM_NAMESPACE, label_selector=f"app.kubernetes.io/name={app}"
+        )
+        return [p for p in listed.items if not p["metadata"].get("deletionTimestamp")]
+
+    async def lease_holder(self, deployment: str) -> str:
+        lease_name = "catalogd-operator-lock" if deployment == CATALOGD else "9c4404e7.operatorframework.io"
+        lease = await self.kube.get(LEASE, lease_name, namespace=SYSTEM_NAMESPACE)
+        return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+    async def container_id(self, pod_name: str) -> str:
+        pod = await self.kube.get(kinds.POD, pod_name, namespace=SYSTEM_NAMESPACE)
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        return str(statuses[0]["containerID"]).removeprefix("containerd://")
+
+    async def memory(self) -> dict[str, int]:
+        """Resident memory of every OLM container, by Pod name."""
+        found = {}
+        for deployment in deploy.DEPLOYMENTS:
+            for pod in await self.pods(deployment):
+                found[pod["metadata"]["name"]] = self.node.container_memory(
+                    await self.container_id(pod["metadata"]["name"])
+                )
+        return found
+
+    async def log(self, pod_name: str, *, tail: int = 200) -> str:
+        path = f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/pods/{pod_name}/log?container=manager&tailLines={tail}"
+        status, body = self.control_plane.rest.raw("GET", path)
+        assert status == 200, body[:500]
+        return body.decode()
+
+
+def start_to_ready_seconds(pod: dict[str, Any]) -> float | None:
+    """Seconds from the Pod's start (scheduled on the node) to its Ready condition."""
+    started = (pod.get("status") or {}).get("startTime")
+    ready = condition(pod, "Ready")
+    if not started or ready.get("status") != "True":
+        return None
+    return (_timestamp(ready["lastTransitionTime"]) - _timestamp(started)).total_seconds()
+
+
+def _timestamp(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@pytest.fixture(scope="session")
+async def deployed(
+    control_plane: ControlPlane,
+    real_node: RealNode,
+    *,
+    cert_manager: CertManager,
+    kube: Client,
+    olm_image: image_build.BuiltImage,
+    figures: Figures,
+) -> AsyncIterator[DeployedOLM]:
+    """OLM applied from manifests/ with the image built here, both Deployments rolled out."""
+    await crds.install(kube, field_manager="e2e-crds")
+    result = await deploy.install(
+        kube,
+        image=olm_image.digest_ref,
+        registry_cas=[control_plane.certificate_authority().cert_pem],
+        namespace_annotations=real_nodes.placement_annotations(),
+    )
+    olm = DeployedOLM(image=olm_image, node=real_node, kube=kube, control_plane=control_plane)
+    for name, seconds in result.seconds.items():
+        figures.add(f"{name}: apply to rolled out", f"{seconds:.1f} s")
+    for deployment in deploy.DEPLOYMENTS:
+        for pod in await olm.pods(deployment):
+            seconds = start_to_ready_seconds(pod)
+            figures.add(
+                f"{deployment} Pod start to Ready", f"{seconds:.1f} s" if seconds is not None else "?"
+            )
+    for pod, rss in (await olm.memory()).items():
+        figures.add(f"RSS idle {pod}", mib(rss))
+    yield olm
+    for pod, rss in (await olm.memory()).items():
+        figures.add(f"RSS after the suite {pod}", mib(rss))
+
+
+# --- catalogs and extensions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServedCatalog:
+    name: str
+    published: realdata.PublishedCatalog
+    catalog: dict[str, Any]
+
+
+@pytest.fixture(scope="session")
+async def demo_catalog(deployed: DeployedOLM, pusher: RegistryClient) -> AsyncIterator[ServedCatalog]:
+    """kube-green and cat-facts-operator from the real community catalog, served by catalogd's Pods.
+    Created without the name label: the webhook must add it."""
+    published = await asyncio.to_thread(
+        realdata.publish_community_catalog,
+        pusher,
+        pusher.host,
+        packages=DEMO_PACKAGES,
+        repository_prefix=unique("deployed"),
+    )
+    name = unique("demo")
+    obj = {
+        "apiVersion": CLUSTER_CATALOG.api_version,
+        "kind": CLUSTER_CATALOG.kind,
+        "metadata": {"name": name},
+        "spec": {"source": {"type": "Image", "image": {"ref": published.digest_ref}}},
+    }
+    await deployed.kube.create(obj)
+    found: dict[str, Any] = {}
+
+    async def serving() -> bool:
+        nonlocal found
+        found = dict(await deployed.kube.get(CLUSTER_CATALOG, name))
+        return condition(found, "Serving").get("status") == "True"
+
+    try:
+        await eventually(serving, what=f"ClusterCatalog {name} to serve", timeout=180)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; last status: {json.dumps(found.get('status'), indent=1)}") from None
+    try:
+        yield ServedCatalog(name=name, published=published, catalog=found)
+    finally:
+        with contextlib.suppress(Exception):
+            await deployed.kube.delete(CLUSTER_CATALOG, name)
+
+
+@dataclass(frozen=True)
+class Extensions:
+    kube: Client
+    catalog: str
+    created: list[str] = field(default_factory=list)
+    """Every extension created through this object; the fixture removes those left at the end."""
+
+    async def installer(self, namespace: str) -> str:
+        """A ServiceAccount in `namespace` bound to cluster-admin (brevity; scoping is tested elsewhere)."""
+        name = "installer"
+        await self.kube.create(
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
+        )
+        await self.kube.create(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": f"{namespace}-installer"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "cluster-admin",
+                },
+                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+            }
+        )
+        return name
+
+    async def create(self, name: str, package: str, namespace: str, account: str, *, version: str) -> None:
+        self.created.append(name)
+        await self.kube.create(
+            {
+                "apiVersion": CLUSTER_EXTENSION.api_version,
+                "kind": CLUSTER_EXTENSION.kind,
+                "metadata": {"name": name},
+                "spec": {
+                    "namespace": namespace,
+                    "serviceAccount": {"name": account},
+                    "source": {
+                        "sourceType": "Catalog",
+                        "catalog": {
+                            "packageName": package,
+                            "version": version,
+                            "selector": {"matchLabels": {names.METADATA_NAME_LABEL: self.catalog}},
+                        },
+                    },
+                },
+            }
+        )
+
+    async def set_version(self, name: str, version: str) -> None:
+        patch = {"spec": {"source": {"catalog": {"version": version}}}}
+        await self.kube.patch(CLUSTER_EXTENSION, name, patch)
+
+    async def wait_installed(self, name: str, version: str, *, timeout: float = 240) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+
+        async def installed() -> bool:
+            nonlocal found
+            found = dict(await self.kube.get(CLUSTER_EXTENSION, name))
+            bundle = ((found.get("status") or {}).get("install") or {}).get("bundle") or {}
+            return condition(found, "Installed").get("status") == "True" and bundle.get("version") == version
+
+        try:
+            await eventually(
+                installed, what=f"ClusterExtension {name} to have {version} Installed", timeout=timeout
+            )
+        except AssertionError as error:
+            raise AssertionError(
+                f"{error}; last status: {json.dumps(found.get('status'), indent=1)}"
+            ) from None
+        return found
+
+    async def delete(self, name: str, *, timeout: float = 180) -> None:
+        with contextlib.suppress(errors.NotFound):
+            await self.kube.delete(CLUSTER_EXTENSION, name)
+
+        async def gone() -> bool:
+            try:
+                await self.kube.get(CLUSTER_EXTENSION, name)
+            except errors.NotFound:
+                return True
+            return False
+
+        await eventually(gone, what=f"ClusterExtension {name} to be removed", timeout=timeout)
+
+    async def revisions(self, name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The extension's ClusterObjectSets and its content Secrets."""
+        selector = f"{names.OWNER_NAME_LABEL}={name}"
+        revisions = await self.kube.list(COS, label_selector=selector)
+        secrets = await self.kube.list(kinds.SECRET, namespace=SYSTEM_NAMESPACE, label_selector=selector)
+        return revisions.items, secrets.items
+
+
+@pytest.fixture
+async def extensions(
+    deployed: DeployedOLM, demo_catalog: ServedCatalog, namespace: str
+) -> AsyncIterator[Extensions]:
+    """Extensions from the demo catalog. Depends on `namespace` so that, when a test fails, its
+    extensions are removed while their namespace and ServiceAccount still exist: a kube-green left
+    behind would collide with the next test's."""
+    found = Extensions(kube=deployed.kube, catalog=demo_catalog.name)
+    yield found
+    for name in found.created:
+        with contextlib.suppress(errors.NotFound):
+            await found.delete(name)
+
+
+def assert_no_orphans(revisions: list[dict[str, Any]], secrets: list[dict[str, Any]]) -> None:
+    """Every Secret is referenced by exactly the revision that owns it; no revision name repeats."""
+    names_ = [r["metadata"]["name"] for r in revisions]
+    assert len(names_) == len(set(names_)), names_
+    by_name = {r["metadata"]["name"]: r for r in revisions}
+    referenced = {
+        entry["ref"]["name"]: r["metadata"]["name"]
+        for r in revisions
+        for phase in r["spec"]["phases"]
+        for entry in phase["objects"]
+        if "ref" in entry
+    }
+    for secret in secrets:
+        secret_name = secret["metadata"]["name"]
+        assert secret_name in referenced, f"orphan Secret {secret_name}"
+        owners = secret["metadata"].get("ownerReferences") or []
+        revision = by_name[referenced[secret_name]]
+        assert [(o["name"], o["uid"]) for o in owners] == [
+            (revision["metadata"]["name"], revision["metadata"]["uid"])
+        ], secret["metadata"]
+
+
+def elapsed(started: float) -> str:
+    return f"{time.monotonic() - started:.1f} s"

@@ -1,0 +1,196 @@
+"""OLM deployed from manifests/ on a real node: what a user sees after `kubectl apply`.
+
+Every test that installs kube-green removes it again before it ends: its CRDs and cluster roles
+are cluster-scoped, so two extensions of it would collide.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from e2e.deployed.conftest import (
+    CATALOGD,
+    OPERATOR_CONTROLLER,
+    SYSTEM_NAMESPACE,
+    DeployedOLM,
+    Extensions,
+    ServedCatalog,
+    assert_no_orphans,
+    unique,
+)
+from hack.deploy import install as deploy
+from olm.api import names
+from olm_runtime.client import kinds
+from olm_runtime.testing import node as real_nodes
+from olm_runtime.testing.poll import eventually
+
+
+async def test_olm_runs_as_pods_on_the_real_node(deployed: DeployedOLM) -> None:
+    for deployment, replicas in ((CATALOGD, 2), (OPERATOR_CONTROLLER, 1)):
+        pods = await deployed.pods(deployment)
+        assert len(pods) == replicas, [p["metadata"]["name"] for p in pods]
+        for pod in pods:
+            assert pod["spec"]["nodeName"] == deployed.node.name
+            assert pod["status"]["phase"] == "Running"
+            container = pod["spec"]["containers"][0]
+            assert container["image"] == deployed.image.digest_ref
+            # The shipped security context is what runs: non-root, read-only root filesystem.
+            assert container["securityContext"]["readOnlyRootFilesystem"] is True
+            assert pod["spec"]["securityContext"]["runAsUser"] == 65532
+
+
+async def test_webhook_labels_a_catalog_created_without_the_label(demo_catalog: ServedCatalog) -> None:
+    labels = demo_catalog.catalog["metadata"].get("labels") or {}
+    assert labels.get(names.METADATA_NAME_LABEL) == demo_catalog.name
+    base = demo_catalog.catalog["status"]["urls"]["base"]
+    assert base == f"https://catalogd-service.{SYSTEM_NAMESPACE}.svc/catalogs/{demo_catalog.name}"
+
+
+async def test_catalog_content_is_served_through_the_service(
+    deployed: DeployedOLM, demo_catalog: ServedCatalog
+) -> None:
+    status, body = deployed.control_plane.rest.raw("GET", content_path(demo_catalog.name, "olm.package"))
+    assert status == 200, body[:300]
+    packages = {json.loads(line)["name"] for line in body.decode().splitlines() if line.strip()}
+    assert packages == {"kube-green", "cat-facts-operator"}
+
+
+async def test_install_upgrade_and_remove_a_real_extension(
+    deployed: DeployedOLM, extensions: Extensions, namespace: str
+) -> None:
+    name = unique("kube-green")
+    account = await extensions.installer(namespace)
+    await extensions.create(name, "kube-green", namespace, account, version="0.7.0")
+    found = await extensions.wait_installed(name, "0.7.0")
+    assert found["status"]["install"]["bundle"]["name"] == "kube-green.v0.7.0"
+    # The extension's workload lands on a kwok node: only OLM's own namespace asks for the real one.
+    await wait_deployment_available(deployed, namespace, "kube-green-controller-manager")
+
+    await extensions.set_version(name, "0.7.1")
+    found = await extensions.wait_installed(name, "0.7.1")
+    assert [r["name"] for r in found["status"]["activeRevisions"]] == [f"{name}-2"]
+    assert_no_orphans(*await extensions.revisions(name))
+
+    await extensions.delete(name)
+    revisions, secrets = await extensions.revisions(name)
+    assert (revisions, secrets) == ([], [])
+    deployments = await deployed.kube.list(DEPLOYMENT, namespace=namespace)
+    assert deployments.items == []
+
+
+async def test_metrics_are_scraped_through_the_services(deployed: DeployedOLM) -> None:
+    for service in ("operator-controller-service", "catalogd-service"):
+        path = f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/services/http:{service}:metrics/proxy/metrics"
+        status, body = deployed.control_plane.rest.raw("GET", path)
+        assert status == 200, (service, body[:300])
+        text = body.decode()
+        assert "controller_runtime_reconcile_total" in text, service
+        assert "workqueue_depth" in text, service
+
+
+async def test_logs_are_json_lines_read_with_the_pods_log_api(deployed: DeployedOLM) -> None:
+    for deployment in deploy.DEPLOYMENTS:
+        pod = (await deployed.pods(deployment))[0]["metadata"]["name"]
+        lines = [line for line in (await deployed.log(pod)).splitlines() if line.strip()]
+        assert lines, f"{pod} logged nothing"
+        for line in lines:
+            record = json.loads(line)
+            assert {"event", "level", "timestamp"} <= set(record), record
+
+
+async def test_operator_controller_reaches_catalogd_through_cluster_dns(
+    deployed: DeployedOLM, extensions: Extensions, namespace: str
+) -> None:
+    """Resolution reads the catalog at `catalogd-service.olmv1-system.svc`: a Pod resolved the name
+    through CoreDNS and reached a catalogd Pod through kube-proxy's rules."""
+    name = unique("resolve")
+    account = await extensions.installer(namespace)
+    await extensions.create(name, "kube-green", namespace, account, version="0.7.x")
+    try:
+        found = await extensions.wait_installed(name, "0.7.1")
+        bundle = found["status"]["install"]["bundle"]
+        assert bundle == {"name": "kube-green.v0.7.1", "version": "0.7.1"}
+    finally:
+        await extensions.delete(name)
+
+
+def content_path(catalog: str, schema: str) -> str:
+    return (
+        f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/services/https:catalogd-service:https/proxy"
+        f"/catalogs/{catalog}/api/v1/metas?schema={schema}"
+    )
+
+
+DEPLOYMENT = deploy.DEPLOYMENT
+
+
+async def wait_deployment_available(deployed: DeployedOLM, namespace: str, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+
+    async def available() -> bool:
+        nonlocal found
+        found = dict(await deployed.kube.get(DEPLOYMENT, name, namespace=namespace))
+        return bool((found.get("status") or {}).get("availableReplicas"))
+
+    await eventually(available, what=f"Deployment {namespace}/{name} to be available", timeout=120)
+    pods = await deployed.kube.list(kinds.POD, namespace=namespace)
+    for pod in pods.items:
+        assert pod["spec"].get("nodeName", "").startswith("kwok-node-"), pod["spec"].get("nodeName")
+        tolerations = pod["spec"].get("tolerations") or []
+        assert all(t.get("key") != real_nodes.TAINT_KEY for t in tolerations)
+    return found
+
+
+async def test_a_pod_that_cannot_reach_the_api_server_names_the_address_and_exits_1(
+    deployed: DeployedOLM, namespace: str
+) -> None:
+    """A Pod network that cannot reach the API server: the process says where it tried and exits."""
+    await deployed.kube.patch(
+        kinds.NAMESPACE, namespace, {"metadata": {"annotations": real_nodes.placement_annotations()}}
+    )
+    unreachable = f"https://{deployed.node.network.host_ip}:1"
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "no-api-server", "namespace": namespace},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "manager",
+                    "image": deployed.image.digest_ref,
+                    "command": ["operator-controller", "--api-server-timeout=3", "--log-format=json"],
+                    # Overrides what the kubelet sets for the `kubernetes` Service.
+                    "env": [
+                        {"name": "KUBERNETES_SERVICE_HOST", "value": deployed.node.network.host_ip},
+                        {"name": "KUBERNETES_SERVICE_PORT", "value": "1"},
+                    ],
+                }
+            ],
+        },
+    }
+    await deployed.kube.create(pod)
+    found: dict[str, Any] = {}
+
+    async def terminated() -> bool:
+        nonlocal found
+        found = dict(await deployed.kube.get(kinds.POD, "no-api-server", namespace=namespace))
+        return (found.get("status") or {}).get("phase") in ("Failed", "Succeeded")
+
+    await eventually(terminated, what="the Pod to terminate", timeout=120)
+    assert found["spec"]["nodeName"] == deployed.node.name
+    status, body = deployed.control_plane.rest.raw(
+        "GET", f"/api/v1/namespaces/{namespace}/pods/no-api-server/log?container=manager"
+    )
+    assert status == 200, body[:300]
+    state = found["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert state["exitCode"] == 1, (state, body.decode()[-2000:])
+    errors_logged = [
+        record
+        for record in (json.loads(line) for line in body.decode().splitlines() if line.startswith("{"))
+        if record.get("level") == "error"
+    ]
+    assert [(r["event"], r["address"]) for r in errors_logged] == [
+        ("startup.api_server_unreachable", unreachable)
+    ], body.decode()[-2000:]
