@@ -2,13 +2,18 @@
 export UV_PYTHON_DOWNLOADS := never
 UV_RUN := uv run --frozen
 PYTEST := $(UV_RUN) pytest
+# `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
+CLUSTER ?= local
 
-.PHONY: help deps run test unit e2e lint fmt manifests bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status image
 
 help:
-	@echo "make run            local control plane, cert-manager, catalogd, operator-controller, one extension installed"
-	@echo "make test           unit + e2e tests (starts its own control plane)"
-	@echo "make unit | e2e     one half of the tests"
+	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
+	@echo "make run CLUSTER=kind   the same on a kind cluster (needs docker or podman, and kind)"
+	@echo "make run-processes  the same with catalogd and operator-controller as local processes (fast iteration)"
+	@echo "make test           unit + e2e tests, then the deployed suite (each starts its own control plane)"
+	@echo "make unit | e2e | e2e-deployed   one part of the tests"
+	@echo "make image          build the OLM image here (no Docker) and push it to the make-run registry if up"
 	@echo "make lint           ruff, mypy, import contracts, generated files up to date"
 	@echo "make manifests      regenerate the CRDs under manifests/crds from olm/api"
 	@echo "make bench-runtime  olm_runtime against controller-runtime and kopf (figures, not tests)"
@@ -20,17 +25,32 @@ help:
 deps:
 	hack/install-deps.sh
 
+# A kind machine needs docker (or podman), kind and kubectl, not the local control plane's packages.
+ifeq ($(CLUSTER),kind)
+run:
+	$(UV_RUN) python -m hack.kind up
+else
 run: deps
 	$(UV_RUN) python -m hack.run up
+endif
 
+run-processes: deps
+	$(UV_RUN) python -m hack.run up --processes
+
+# Two pytest sessions, each with its own control plane: the deployed suite runs OLM as Pods, the
+# others run it as processes, and two operator-controllers must never share a cluster.
 test: deps
-	$(PYTEST) unit e2e
+	$(PYTEST) unit e2e --ignore=e2e/deployed
+	$(PYTEST) e2e/deployed
 
 unit: deps
 	$(PYTEST) unit
 
 e2e: deps
-	$(PYTEST) e2e
+	$(PYTEST) e2e --ignore=e2e/deployed
+
+e2e-deployed: deps
+	$(PYTEST) e2e/deployed
 
 lint: deps
 	$(UV_RUN) ruff check .
@@ -38,6 +58,9 @@ lint: deps
 	$(UV_RUN) mypy
 	$(UV_RUN) lint-imports
 	$(UV_RUN) python -m hack.crdgen --check
+
+image: deps
+	$(UV_RUN) python -m hack.image --dev-registry
 
 manifests:
 	$(UV_RUN) python -m hack.crdgen
@@ -67,7 +90,11 @@ cluster-up: deps
 	$(UV_RUN) python -m hack.controlplane up
 
 cluster-down:
+ifeq ($(CLUSTER),kind)
+	$(UV_RUN) python -m hack.kind down
+else
 	$(UV_RUN) python -m hack.run down
+endif
 
 cluster-status:
 	$(UV_RUN) python -m hack.controlplane status

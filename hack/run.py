@@ -1,9 +1,16 @@
 """`make run`: the local control plane and registry, cert-manager, the OLM CRDs, catalogd,
 operator-controller, a demo catalog of real packages, and one extension installed from it.
 
-    python -m hack.run up     # start (or reuse) everything; ends when the demo extension is Installed
-    python -m hack.run down   # stop everything `up` started
+    python -m hack.run up              # OLM deployed in the cluster (needs root); ends when the
+                                       # demo extension is Installed
+    python -m hack.run up --processes  # catalogd and operator-controller as local processes
+    python -m hack.run down            # stop everything `up` started, in either mode
 
+In the default mode OLM runs as users run it: a real kubelet node joins the control plane beside
+the kwok nodes, the OLM image is built here (hack/image) and pushed to the local registry, and
+`manifests/` is applied as shipped with only the image set (hack/deploy): catalogd (2 replicas,
+its label webhook registered) and operator-controller run as Pods on the real node, with
+certificates from cert-manager. With `--processes` (`make run-processes`, for fast iteration)
 catalogd and operator-controller run as local processes against the control plane (their logs,
 pids and storage are in the state directory). The demo catalog is built from `../shared/realdata`
 (the community catalog's kube-green and cat-facts-operator packages, their bundles pushed to the
@@ -28,13 +35,20 @@ from typing import Any
 from hack.controlplane import __main__ as controlplane
 from hack.controlplane import build
 from hack.crdgen import install as crds
+from hack.deploy import install as deploy
+from hack.image import build as image_build
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from olm.api import names
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, errors, load_config
-from olm_runtime.testing import process
+from olm_runtime.testing import node as real_nodes
+from olm_runtime.testing import nodenet, process
 from olm_runtime.testing.certmanager import CertManager
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.node import NodeOptions, RealNode
+from olm_runtime.testing.nodenet import NodeNetwork
+from olm_runtime.testing.registry import Registry
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
@@ -93,6 +107,12 @@ def _start_operator_controller(kubeconfig: Path, ca_file: Path) -> int:
     )
 
 
+def _logs_hint(component: str, *, processes: bool) -> str:
+    if processes:
+        return str(_olm_dir() / f"{component}.log")
+    return f"kubectl -n {names.DEFAULT_SYSTEM_NAMESPACE} logs deploy/{component}-controller-manager"
+
+
 async def _wait(client: Client, gvk: GroupVersionKind, name: str, condition: str, log: str) -> dict[str, Any]:
     deadline = time.monotonic() + 300
     current: dict[str, Any] = {}
@@ -103,23 +123,27 @@ async def _wait(client: Client, gvk: GroupVersionKind, name: str, condition: str
         await asyncio.sleep(0.5)
     raise process.ComponentFailure(
         f"{gvk.kind} {name} is not {condition} after 300s; status:\n"
-        f"{json.dumps(current.get('status'), indent=1)}\nsee {_olm_dir() / log}"
+        f"{json.dumps(current.get('status'), indent=1)}\nsee {log}"
     )
 
 
-async def _serve_demo(client: Client, reference: str) -> dict[str, Any]:
+async def _serve_demo(client: Client, reference: str, *, label_by_hand: bool) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": DEMO_CATALOG}
+    if label_by_hand:
+        # In a cluster catalogd's webhook adds the name label; local processes register no webhook.
+        metadata["labels"] = {names.METADATA_NAME_LABEL: DEMO_CATALOG}
     catalog = {
         "apiVersion": CLUSTER_CATALOG.api_version,
         "kind": CLUSTER_CATALOG.kind,
-        # In a cluster catalogd's webhook adds the name label; locally no webhook is registered.
-        "metadata": {"name": DEMO_CATALOG, "labels": {names.METADATA_NAME_LABEL: DEMO_CATALOG}},
+        "metadata": metadata,
         "spec": {"source": {"type": "Image", "image": {"ref": reference, "pollIntervalMinutes": 5}}},
     }
     await client.apply(catalog, force=True)
-    return await _wait(client, CLUSTER_CATALOG, DEMO_CATALOG, "Serving", "catalogd.log")
+    hint = _logs_hint("catalogd", processes=label_by_hand)
+    return await _wait(client, CLUSTER_CATALOG, DEMO_CATALOG, "Serving", hint)
 
 
-async def _install_demo(client: Client) -> dict[str, Any]:
+async def _install_demo(client: Client, *, processes: bool) -> dict[str, Any]:
     objects: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEMO_NAMESPACE}},
         {
@@ -157,7 +181,8 @@ async def _install_demo(client: Client) -> dict[str, Any]:
     ]
     for obj in objects:
         await client.apply(obj, force=True)
-    return await _wait(client, CLUSTER_EXTENSION, DEMO_EXTENSION, "Installed", "operator-controller.log")
+    hint = _logs_hint("operator-controller", processes=processes)
+    return await _wait(client, CLUSTER_EXTENSION, DEMO_EXTENSION, "Installed", hint)
 
 
 def _print_status(extension: dict[str, Any]) -> None:
@@ -173,14 +198,16 @@ def _print_status(extension: dict[str, Any]) -> None:
         print(f"  revision {revision['name']}")
 
 
-async def _demo(kubeconfig: Path, reference: str) -> tuple[dict[str, Any], dict[str, Any], float, float]:
+async def _demo(
+    kubeconfig: Path, reference: str, *, label_by_hand: bool
+) -> tuple[dict[str, Any], dict[str, Any], float, float]:
     config = await load_config(kubeconfig=kubeconfig)
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
         started = time.monotonic()
-        catalog = await _serve_demo(client, reference)
+        catalog = await _serve_demo(client, reference, label_by_hand=label_by_hand)
         serving = time.monotonic() - started
         started = time.monotonic()
-        extension = await _install_demo(client)
+        extension = await _install_demo(client, processes=label_by_hand)
         return catalog, extension, serving, time.monotonic() - started
 
 
@@ -196,44 +223,126 @@ async def _prepare(kubeconfig: Path) -> None:
         await client.apply(namespace, force=True)
 
 
-def up() -> int:
-    binaries = build.ensure_binaries()
-    plane = controlplane.make_control_plane(binaries)
+def _mode_file() -> Path:
+    return controlplane.state_dir() / "mode"
+
+
+def _node_dir() -> Path:
+    return controlplane.state_dir() / "node"
+
+
+def _start_cluster(binaries: Path, *, processes: bool) -> tuple[ControlPlane, Registry, RealNode | None]:
+    """The control plane and registry (loopback for processes; on the node network otherwise) and,
+    unless processes run OLM, the real node."""
+    previous_mode = _mode_file().read_text().strip() if _mode_file().exists() else None
+    mode = "processes" if processes else "cluster"
+    if previous_mode is not None and previous_mode != mode:
+        print(f"stopping the running {previous_mode} mode first")
+        down()
+    controlplane.state_dir().mkdir(parents=True, exist_ok=True)
+    _mode_file().write_text(mode)
+    if processes:
+        plane = controlplane.make_control_plane(binaries)
+        print(f"control plane ready in {plane.up():.1f}s")
+        registry = controlplane.make_registry(plane)
+        print(f"registry ready in {registry.up():.1f}s")
+        return plane, registry, None
+    network, previous = nodenet.allocate(controlplane.state_dir())
+    if previous is not None:
+        real_nodes.cleanup(previous / "node", network)
+    if not network.exists():
+        network.create()
+    plane = controlplane.make_control_plane(binaries, address=network.host_ip)
     print(f"control plane ready in {plane.up():.1f}s")
     registry = controlplane.make_registry(plane)
     print(f"registry ready in {registry.up():.1f}s")
+    node = _make_node(plane, registry, network, binaries)
+    print(f"real node {node.name} Ready in {node.up():.1f}s")
+    return plane, registry, node
+
+
+def _make_node(plane: ControlPlane, registry: Registry, network: NodeNetwork, binaries: Path) -> RealNode:
+    return RealNode(
+        NodeOptions(
+            binary_dir=binaries,
+            state_dir=_node_dir(),
+            network=network,
+            owner=controlplane.state_dir(),
+            kubeconfig=plane.kubeconfig,
+            server=plane.server,
+            ca=plane.certificate_authority(),
+        )
+    )
+
+
+async def _deploy(plane: ControlPlane, image: str) -> deploy.Deployed:
+    config = await load_config(kubeconfig=plane.kubeconfig)
+    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        return await deploy.install(
+            client,
+            image=image,
+            registry_cas=[plane.certificate_authority().cert_pem],
+            namespace_annotations=real_nodes.placement_annotations(),
+        )
+
+
+def up(*, processes: bool = False) -> int:
+    binaries = build.ensure_binaries()
+    plane, registry, node = _start_cluster(binaries, processes=processes)
     asyncio.run(_prepare(plane.kubeconfig))
     cert_manager = CertManager(plane, controlplane.state_dir() / "cert-manager")
     print(f"cert-manager ready in {asyncio.run(cert_manager.up()):.1f}s")
     pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
+    if node is not None:
+        started = time.monotonic()
+        image = image_build.build_and_push(registry_host=registry.host, ca_file=registry.ca_file, tag="dev")
+        print(f"OLM image {image.digest_ref} built and pushed in {time.monotonic() - started:.1f}s")
+        deployed = asyncio.run(_deploy(plane, image.digest_ref))
+        for name, seconds in deployed.seconds.items():
+            print(f"Deployment {names.DEFAULT_SYSTEM_NAMESPACE}/{name} rolled out in {seconds:.1f}s")
     started = time.monotonic()
     published = realdata.publish_community_catalog(
         pusher, registry.host, packages=DEMO_PACKAGES, repository_prefix="demo"
     )
     print(f"demo catalog ({', '.join(DEMO_PACKAGES)}) published in {time.monotonic() - started:.1f}s")
-    pids = _running()
-    if "catalogd" not in pids:
-        (port,) = process.free_ports(1)
-        pids["catalogd"] = _start_catalogd(plane.kubeconfig, plane.certificate_authority(), port)
-    if "operator-controller" not in pids:
-        pids["operator-controller"] = _start_operator_controller(plane.kubeconfig, plane.ca_file)
-    _pids_file().write_text(json.dumps(pids))
-    catalog, extension, serving, installing = asyncio.run(_demo(plane.kubeconfig, published.ref))
+    if processes:
+        pids = _running()
+        if "catalogd" not in pids:
+            (port,) = process.free_ports(1)
+            pids["catalogd"] = _start_catalogd(plane.kubeconfig, plane.certificate_authority(), port)
+        if "operator-controller" not in pids:
+            pids["operator-controller"] = _start_operator_controller(plane.kubeconfig, plane.ca_file)
+        _pids_file().write_text(json.dumps(pids))
+    catalog, extension, serving, installing = asyncio.run(
+        _demo(plane.kubeconfig, published.ref, label_by_hand=processes)
+    )
     base = catalog["status"]["urls"]["base"]
     print(f"ClusterCatalog {DEMO_CATALOG} Serving in {serving:.1f}s")
     print(f"ClusterExtension {DEMO_EXTENSION} Installed in {installing:.1f}s")
     _print_status(extension)
-    olm = _olm_dir()
+    if processes:
+        olm = _olm_dir()
+        where = f"""logs:        {olm / "catalogd.log"}
+             {olm / "operator-controller.log"}"""
+        content = f"curl --cacert {plane.ca_file} '{base}/api/v1/metas?schema=olm.package'"
+    else:
+        system = names.DEFAULT_SYSTEM_NAMESPACE
+        where = f"""OLM:         kubectl -n {system} get pods -o wide
+logs:        kubectl -n {system} logs deploy/operator-controller-controller-manager"""
+        content = (
+            f"kubectl get --raw '/api/v1/namespaces/{system}/services/https:catalogd-service:https/proxy"
+            f"/catalogs/{DEMO_CATALOG}/api/v1/metas?schema=olm.package'"
+        )
     print(f"""
 kubeconfig:  export KUBECONFIG={plane.kubeconfig}
-logs:        {olm / "catalogd.log"}
-             {olm / "operator-controller.log"}
+{where}
 
 Try:
+  kubectl get nodes
   kubectl get clustercatalogs,clusterextensions,clusterobjectsets
   kubectl get clusterextension {DEMO_EXTENSION} -o yaml
   kubectl -n {DEMO_NAMESPACE} get deployments,certificates,issuers
-  curl --cacert {plane.ca_file} '{base}/api/v1/metas?schema=olm.package'
+  {content}
 Stop:  make cluster-down""")
     return 0
 
@@ -255,16 +364,38 @@ def down() -> int:
         _pids_file().unlink()
     plane = controlplane.make_control_plane(build.binary_dir())
     CertManager(plane, controlplane.state_dir() / "cert-manager").stop()
-    return controlplane.cmd_down()
+    network = nodenet.held_by(controlplane.state_dir())
+    if network is not None:
+        # The node first: a kubelet left running would only retry against a stopped API server.
+        real_nodes.cleanup(_node_dir(), network)
+        (_node_dir() / "state.json").unlink(missing_ok=True)
+    result = controlplane.cmd_down()
+    if network is not None:
+        nodenet.release(network)
+    _mode_file().unlink(missing_ok=True)
+    return result
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m hack.run", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m hack.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("command", choices=("up", "down"))
-    command = parser.parse_args().command
+    parser.add_argument(
+        "--processes",
+        action="store_true",
+        help="run catalogd and operator-controller as local processes instead of Pods on a real node",
+    )
+    args = parser.parse_args()
     try:
-        return up() if command == "up" else down()
-    except (build.BuildError, process.ComponentFailure, errors.APIError) as err:
+        return up(processes=args.processes) if args.command == "up" else down()
+    except (
+        build.BuildError,
+        process.ComponentFailure,
+        errors.APIError,
+        deploy.DeploymentFailed,
+        image_build.ImageBuildError,
+    ) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
 

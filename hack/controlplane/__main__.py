@@ -25,13 +25,22 @@ def state_dir() -> Path:
     return Path(os.environ.get("OLMPY_STATE_DIR") or default)
 
 
-def make_control_plane(binary_dir: Path) -> ControlPlane:
-    return ControlPlane(ControlPlaneOptions(binary_dir=binary_dir, state_dir=state_dir() / "controlplane"))
+def make_control_plane(binary_dir: Path, *, address: str = "127.0.0.1") -> ControlPlane:
+    """The control plane of the state directory; `address` is the node network's host address when
+    real nodes join (`make run`), loopback otherwise."""
+    return ControlPlane(
+        ControlPlaneOptions(binary_dir=binary_dir, state_dir=state_dir() / "controlplane", address=address)
+    )
 
 
 def make_registry(control_plane: ControlPlane) -> Registry:
+    """The registry of the state directory, listening where the control plane does."""
     return Registry(
-        RegistryOptions(state_dir=state_dir() / "registry", ca=control_plane.certificate_authority())
+        RegistryOptions(
+            state_dir=state_dir() / "registry",
+            ca=control_plane.certificate_authority(),
+            address=control_plane.options.address,
+        )
     )
 
 
