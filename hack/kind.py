@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from hack import demo
 from hack.controlplane import build
 from hack.deploy import kustomize
 from olm.api import names
@@ -52,10 +53,8 @@ CERT_MANAGER_NAMESPACE = "cert-manager"
 
 DEMO_CATALOG = "operatorhubio"
 DEMO_CATALOG_IMAGE = "quay.io/operatorhubio/catalog:latest"
-DEMO_PACKAGE = "kube-green"
-DEMO_EXTENSION = "kube-green"
-DEMO_NAMESPACE = "kube-green"
-DEMO_INSTALLER = "kube-green-installer"
+DEMO_EXTENSION = demo.EXTENSION
+DEMO_NAMESPACE = demo.NAMESPACE
 
 CREATE_WAIT = "180s"
 ROLLOUT_TIMEOUT = "300s"
@@ -243,41 +242,7 @@ def demo_catalog() -> str:
 def demo_extension() -> str:
     """The demo extension, installed as a ServiceAccount bound to cluster-admin for brevity (as in
     `make run`; docs/operator-controller/permissions.md shows how to scope it)."""
-    documents: list[dict[str, Any]] = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEMO_NAMESPACE}},
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": DEMO_INSTALLER, "namespace": DEMO_NAMESPACE},
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": DEMO_INSTALLER},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-admin",
-            },
-            "subjects": [{"kind": "ServiceAccount", "name": DEMO_INSTALLER, "namespace": DEMO_NAMESPACE}],
-        },
-        {
-            "apiVersion": names.API_VERSION,
-            "kind": names.CLUSTER_EXTENSION,
-            "metadata": {"name": DEMO_EXTENSION},
-            "spec": {
-                "namespace": DEMO_NAMESPACE,
-                "serviceAccount": {"name": DEMO_INSTALLER},
-                "source": {
-                    "sourceType": "Catalog",
-                    "catalog": {
-                        "packageName": DEMO_PACKAGE,
-                        "selector": {"matchLabels": {names.METADATA_NAME_LABEL: DEMO_CATALOG}},
-                    },
-                },
-            },
-        },
-    ]
+    documents = demo.extension_objects(catalog=DEMO_CATALOG)
     return yaml.safe_dump_all(documents, sort_keys=False)
 
 

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hack import demo
 from hack.controlplane import __main__ as controlplane
 from hack.controlplane import build
 from hack.crdgen import install as crds
@@ -55,9 +56,8 @@ CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CAT
 CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
 DEMO_CATALOG = "demo"
 DEMO_PACKAGES = ("kube-green", "cat-facts-operator")
-DEMO_EXTENSION = "kube-green"
-DEMO_NAMESPACE = "kube-green"
-DEMO_INSTALLER = "kube-green-installer"
+DEMO_EXTENSION = demo.EXTENSION
+DEMO_NAMESPACE = demo.NAMESPACE
 FIELD_MANAGER = "olm-py-run"
 
 
@@ -144,41 +144,7 @@ async def _serve_demo(client: Client, reference: str, *, label_by_hand: bool) ->
 
 
 async def _install_demo(client: Client, *, processes: bool) -> dict[str, Any]:
-    objects: list[dict[str, Any]] = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEMO_NAMESPACE}},
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": DEMO_INSTALLER, "namespace": DEMO_NAMESPACE},
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": DEMO_INSTALLER},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-admin",
-            },
-            "subjects": [{"kind": "ServiceAccount", "name": DEMO_INSTALLER, "namespace": DEMO_NAMESPACE}],
-        },
-        {
-            "apiVersion": CLUSTER_EXTENSION.api_version,
-            "kind": CLUSTER_EXTENSION.kind,
-            "metadata": {"name": DEMO_EXTENSION},
-            "spec": {
-                "namespace": DEMO_NAMESPACE,
-                "serviceAccount": {"name": DEMO_INSTALLER},
-                "source": {
-                    "sourceType": "Catalog",
-                    "catalog": {
-                        "packageName": "kube-green",
-                        "selector": {"matchLabels": {names.METADATA_NAME_LABEL: DEMO_CATALOG}},
-                    },
-                },
-            },
-        },
-    ]
+    objects = demo.extension_objects(catalog=DEMO_CATALOG)
     for obj in objects:
         await client.apply(obj, force=True)
     hint = _logs_hint("operator-controller", processes=processes)
