@@ -208,11 +208,13 @@ def _start_cluster(binaries: Path, *, processes: bool) -> tuple[ControlPlane, Re
     controlplane.state_dir().mkdir(parents=True, exist_ok=True)
     _mode_file().write_text(mode)
     if processes:
-        plane = controlplane.make_control_plane(binaries)
+        plane = controlplane.make_control_plane(binaries, address="127.0.0.1")
         print(f"control plane ready in {plane.up():.1f}s")
         registry = controlplane.make_registry(plane)
         print(f"registry ready in {registry.up():.1f}s")
         return plane, registry, None
+    # Before anything starts: a missing package or binary is named, not met halfway through.
+    real_nodes.check_prerequisites(binaries)
     network, previous = nodenet.allocate(controlplane.state_dir())
     if previous is not None:
         real_nodes.cleanup(previous / "node", network)
@@ -332,11 +334,13 @@ def down() -> int:
     CertManager(plane, controlplane.state_dir() / "cert-manager").stop()
     network = nodenet.held_by(controlplane.state_dir())
     if network is not None:
-        # The node first: a kubelet left running would only retry against a stopped API server.
-        real_nodes.cleanup(_node_dir(), network)
-        (_node_dir() / "state.json").unlink(missing_ok=True)
+        # The node first (a kubelet left running would only retry against a stopped API server);
+        # its network last, once nothing listens on it.
+        real_nodes.cleanup(_node_dir(), network, keep_network=True)
+    (_node_dir() / "state.json").unlink(missing_ok=True)
     result = controlplane.cmd_down()
     if network is not None:
+        network.delete()
         nodenet.release(network)
     _mode_file().unlink(missing_ok=True)
     return result

@@ -218,15 +218,13 @@ async def deployed(
         figures.add(f"{name}: apply to rolled out", f"{seconds:.1f} s")
     for deployment in deploy.DEPLOYMENTS:
         for pod in await olm.pods(deployment):
-            seconds = start_to_ready_seconds(pod)
-            figures.add(
-                f"{deployment} Pod start to Ready", f"{seconds:.1f} s" if seconds is not None else "?"
-            )
-    for pod, rss in (await olm.memory()).items():
-        figures.add(f"RSS idle {pod}", mib(rss))
+            ready = start_to_ready_seconds(pod)
+            figures.add(f"{deployment} Pod start to Ready", f"{ready:.1f} s" if ready is not None else "?")
+    for pod_name, rss in (await olm.memory()).items():
+        figures.add(f"RSS idle {pod_name}", mib(rss))
     yield olm
-    for pod, rss in (await olm.memory()).items():
-        figures.add(f"RSS after the suite {pod}", mib(rss))
+    for pod_name, rss in (await olm.memory()).items():
+        figures.add(f"RSS after the suite {pod_name}", mib(rss))
 
 
 # --- catalogs and extensions -------------------------------------------------------------------
@@ -348,6 +346,21 @@ class Extensions:
                 f"{error}; last status: {json.dumps(found.get('status'), indent=1)}"
             ) from None
         return found
+
+    async def wait_active_revisions(self, name: str, expected: list[str], *, timeout: float = 120) -> None:
+        """The predecessors of a revision are archived just after it succeeds: wait for that."""
+        found: list[str] = []
+
+        async def active() -> bool:
+            nonlocal found
+            extension = await self.kube.get(CLUSTER_EXTENSION, name)
+            found = [r["name"] for r in (extension.get("status") or {}).get("activeRevisions") or []]
+            return found == expected
+
+        try:
+            await eventually(active, what=f"{name}'s active revisions to be {expected}", timeout=timeout)
+        except AssertionError as error:
+            raise AssertionError(f"{error}; last: {found}") from None
 
     async def delete(self, name: str, *, timeout: float = 180) -> None:
         with contextlib.suppress(errors.NotFound):

@@ -68,8 +68,8 @@ async def test_install_upgrade_and_remove_a_real_extension(
     await wait_deployment_available(deployed, namespace, "kube-green-controller-manager")
 
     await extensions.set_version(name, "0.7.1")
-    found = await extensions.wait_installed(name, "0.7.1")
-    assert [r["name"] for r in found["status"]["activeRevisions"]] == [f"{name}-2"]
+    await extensions.wait_installed(name, "0.7.1")
+    await extensions.wait_active_revisions(name, [f"{name}-2"])
     assert_no_orphans(*await extensions.revisions(name))
 
     await extensions.delete(name)

@@ -98,10 +98,10 @@ async def test_operator_controller_pod_killed_during_an_install(
 
         await eventually(new_leader, what="a new operator-controller Pod to lead", timeout=180, interval=0.1)
         figures.add("operator-controller Pod killed -> new leader", f"{time.monotonic() - killed:.1f} s")
-        found = await extensions.wait_installed(name, "0.7.1")
+        await extensions.wait_installed(name, "0.7.1")
+        await extensions.wait_active_revisions(name, [f"{name}-1"])
         revisions, secrets = await extensions.revisions(name)
         assert [r["metadata"]["name"] for r in revisions] == [f"{name}-1"]
-        assert [r["name"] for r in found["status"]["activeRevisions"]] == [f"{name}-1"]
         assert_no_orphans(revisions, secrets)
     finally:
         await extensions.delete(name)
@@ -155,8 +155,8 @@ async def test_operator_controller_rolled_to_a_new_image_during_an_upgrade(
         await deploy.wait_rolled_out(deployed.kube, OPERATOR_CONTROLLER, timeout=180)
         (pod,) = await deployed.pods(OPERATOR_CONTROLLER)
         assert pod["spec"]["containers"][0]["image"] == new_image
-        found = await extensions.wait_installed(name, "0.7.1")
-        assert [r["name"] for r in found["status"]["activeRevisions"]] == [f"{name}-2"]
+        await extensions.wait_installed(name, "0.7.1")
+        await extensions.wait_active_revisions(name, [f"{name}-2"])
         assert_no_orphans(*await extensions.revisions(name))
     finally:
         await deploy.set_image(deployed.kube, OPERATOR_CONTROLLER, deployed.image.digest_ref)

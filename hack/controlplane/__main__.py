@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from hack.controlplane import build
-from olm_runtime.testing import process
+from olm_runtime.testing import nodenet, process
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 from olm_runtime.testing.registry import Registry, RegistryOptions
 
@@ -25,9 +25,12 @@ def state_dir() -> Path:
     return Path(os.environ.get("OLMPY_STATE_DIR") or default)
 
 
-def make_control_plane(binary_dir: Path, *, address: str = "127.0.0.1") -> ControlPlane:
-    """The control plane of the state directory; `address` is the node network's host address when
-    real nodes join (`make run`), loopback otherwise."""
+def make_control_plane(binary_dir: Path, *, address: str | None = None) -> ControlPlane:
+    """The control plane of the state directory. It listens on the host end of the node network
+    when `make run` holds one (real nodes join), else on loopback; `address` overrides that."""
+    if address is None:
+        network = nodenet.held_by(state_dir())
+        address = network.host_ip if network is not None else "127.0.0.1"
     return ControlPlane(
         ControlPlaneOptions(binary_dir=binary_dir, state_dir=state_dir() / "controlplane", address=address)
     )

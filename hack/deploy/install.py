@@ -31,6 +31,13 @@ REPLICA_SET = GroupVersionKind("apps", "v1", "ReplicaSet")
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 EVENT = GroupVersionKind("", "v1", "Event")
 CERTIFICATE = GroupVersionKind("cert-manager.io", "v1", "Certificate")
+MUTATING_WEBHOOK = GroupVersionKind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration")
+ENDPOINT_SLICE = GroupVersionKind("discovery.k8s.io", "v1", "EndpointSlice")
+CATALOGD_WEBHOOK = "catalogd-mutating-webhook-configuration"
+CATALOGD_SERVICE = "catalogd-service"
+STUCK_SECONDS = 20.0
+"""How long a container must stay in a stuck state before the rollout is reported as failed: a
+first ErrImagePull or crash can pass on a loaded machine while the kubelet retries."""
 FIELD_MANAGER = "olm-py-deploy"
 # Waiting reasons after which a container will not start without someone changing something.
 STUCK_REASONS = frozenset(
@@ -96,7 +103,30 @@ async def install(
     for name in DEPLOYMENTS:
         await wait_rolled_out(client, name, timeout=timeout - (time.monotonic() - started))
         seconds[name] = time.monotonic() - started
+    await wait_webhook_ready(client, timeout=max(timeout - (time.monotonic() - started), 30.0))
     return Deployed(image=image, seconds=seconds)
+
+
+async def wait_webhook_ready(client: Client, *, timeout: float) -> None:
+    """Return once the label webhook can be called: cert-manager has injected its CA bundle and
+    catalogd's Service has a ready endpoint (its failurePolicy is Fail, so until then every
+    ClusterCatalog create or update is refused)."""
+    deadline = time.monotonic() + timeout
+    missing = "the CA bundle"
+    while time.monotonic() < deadline:
+        configuration = await client.get(MUTATING_WEBHOOK, CATALOGD_WEBHOOK)
+        if all((w.get("clientConfig") or {}).get("caBundle") for w in configuration.get("webhooks") or ()):
+            missing = "a ready endpoint of catalogd-service"
+            selector = f"kubernetes.io/service-name={CATALOGD_SERVICE}"
+            slices = (await client.list(ENDPOINT_SLICE, namespace=NAMESPACE, label_selector=selector)).items
+            endpoints = [e for s in slices for e in s.get("endpoints") or ()]
+            if any((e.get("conditions") or {}).get("ready") for e in endpoints):
+                return
+        await asyncio.sleep(0.5)
+    raise DeploymentFailed(
+        f"catalogd's label webhook has no {missing} after {timeout:.0f}s "
+        "(is cert-manager's cainjector running?)"
+    )
 
 
 async def require_cert_manager(client: Client) -> None:
@@ -126,6 +156,7 @@ async def set_image(client: Client, deployment: str, image: str) -> None:
 async def wait_rolled_out(client: Client, name: str, *, timeout: float) -> None:
     """Return once the Deployment's new ReplicaSet is fully available and no old Pod is left."""
     deadline = time.monotonic() + max(timeout, 1.0)
+    stuck_since: dict[str, float] = {}
     while True:
         deployment = await client.get(DEPLOYMENT, name, namespace=NAMESPACE)
         if rolled_out(deployment):
@@ -135,9 +166,13 @@ async def wait_rolled_out(client: Client, name: str, *, timeout: float) -> None:
         observed = _observed(deployment)
         pods = await _current_pods(client, deployment) if observed else []
         problems = pod_problems(pods)
-        if problems or time.monotonic() > deadline:
+        now = time.monotonic()
+        stuck_since = {where: stuck_since.get(where, now) for where in problems}
+        lasting = [f"{w}: {problems[w]}" for w, since in stuck_since.items() if now - since >= STUCK_SECONDS]
+        if lasting or now > deadline:
             events = await _events(client, name, pods)
-            raise DeploymentFailed(rollout_report(name, problems, events, timed_out=not problems))
+            current = lasting or [f"{w}: {text}" for w, text in problems.items()]
+            raise DeploymentFailed(rollout_report(name, current, events, timed_out=not lasting))
         await asyncio.sleep(0.5)
 
 
@@ -157,17 +192,16 @@ def rolled_out(deployment: Mapping[str, Any]) -> bool:
     )
 
 
-def pod_problems(pods: Sequence[Mapping[str, Any]]) -> list[str]:
-    """`pod/container: Reason: message` for every container stuck in a state it will not leave."""
-    problems = []
+def pod_problems(pods: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """`pod P container C` -> `Reason: message` for every container in a state it will not leave
+    by itself (ErrImagePull and ImagePullBackOff alternate while the kubelet retries: one entry)."""
+    problems = {}
     for pod in pods:
         for status in (pod.get("status") or {}).get("containerStatuses") or ():
             waiting = (status.get("state") or {}).get("waiting") or {}
             if waiting.get("reason") in STUCK_REASONS:
-                problems.append(
-                    f"pod {pod['metadata']['name']} container {status['name']}: "
-                    f"{waiting['reason']}: {waiting.get('message', '').strip()}"
-                )
+                where = f"pod {pod['metadata']['name']} container {status['name']}"
+                problems[where] = f"{waiting['reason']}: {waiting.get('message', '').strip()}"
     return problems
 
 

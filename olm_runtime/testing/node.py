@@ -2,8 +2,8 @@
 (iptables mode) and CoreDNS as the cluster DNS, inside a network namespace of its own
 (`nodenet.NodeNetwork`).
 
-Pods on it really run: images are pulled by containerd (from registries this machine can reach,
-trusted through the CA given), Services work through kube-proxy's rules, names resolve through
+Pods on it really run: images are pulled by containerd (from the registry on the host end of the
+node network, trusted through the CA given), Services work through kube-proxy's rules, names resolve through
 CoreDNS, and the `kubernetes` Service leads to the API server on the host end of the node network.
 The node registers with a NoSchedule taint (`TAINT_KEY`) and the label `NODE_LABEL=real`, so only
 Pods that ask for it land here; `placement_annotations()` makes a whole namespace ask (through the
@@ -51,6 +51,7 @@ CLUSTER_DOMAIN = "cluster.local"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 COMPONENTS = ("containerd", "kubelet", "kube-proxy", "coredns")
 BINARIES = ("kubelet", "kube-proxy", "coredns", "pause")
+NODE_PROGRAMS = frozenset({"containerd", "containerd-shim-runc-v2", "kubelet", "kube-proxy", "coredns"})
 
 # The Debian packages a real node needs beyond the node network's, by the command they ship.
 REQUIRED_TOOLS = {
@@ -79,7 +80,6 @@ class NodeOptions:
     ca: CertificateAuthority
     """The control plane's CA: issues the node's certificates, and containerd trusts it (beside the
     system's CAs) for every registry, so images pull from a registry whose certificate it issued."""
-    service_cidr: str = "10.0.0.0/24"
     tie_to_parent: bool = False
     """Stop the node's processes when the process that started them exits (test sessions)."""
     start_timeout: float = 120.0
@@ -134,7 +134,8 @@ class RealNode:
         check_prerequisites(self.options.binary_dir)
         if self._reuse():
             return time.monotonic() - started
-        cleanup(self.state_dir, self.network)
+        # The network stays: the API server and registry listen on it (its owner deletes it).
+        cleanup(self.state_dir, self.network, keep_network=True)
         # A Node object left by an earlier run may still say Ready: readiness must be this run's.
         self._delete_node_object()
         if not self.network.exists():
@@ -185,7 +186,7 @@ class RealNode:
         for name in ("kubelet", "kube-proxy", "coredns"):
             if name in self._pids:
                 process.stop(self._pids.pop(name))
-        cleanup(self.state_dir, self.network)
+        cleanup(self.state_dir, self.network, keep_network=True)
         self._delete_node_object()
         self._pids = {}
         self._state_file.unlink(missing_ok=True)
@@ -198,9 +199,6 @@ class RealNode:
                 f"--- {n} ({self.log_file(n)}):\n{process.log_tail(self.log_file(n))}" for n in dead
             )
             raise process.ComponentFailure(f"real node process(es) died: {', '.join(dead)}\n{details}")
-
-    def memory(self) -> dict[str, int]:
-        return {name: process.rss_bytes(pid) for name, pid in self._pids.items()}
 
     def container_pids(self, container_id: str) -> list[int]:
         """The processes of one container (its cgroup's), for signalling or measuring it."""
@@ -311,6 +309,9 @@ class RealNode:
                 '  default_runtime_name = "runc"',
                 f"[{cri}.containerd.runtimes.runc]",
                 '  runtime_type = "io.containerd.runc.v2"',
+                f"[{cri}.containerd.runtimes.runc.options]",
+                # runc's state under the node's directory, not the machine-wide /run/containerd/runc.
+                f'  Root = "{state / "runc"}"',
                 f"[{cri}.cni]",
                 f'  bin_dir = "{CNI_BIN_DIR}"',
                 f'  conf_dir = "{self.state_dir / "net.d"}"',
@@ -551,6 +552,11 @@ def check_prerequisites(binary_dir: Path) -> None:
         )
 
 
+def _all_hierarchies() -> list[Path]:
+    """Every mounted hierarchy, v2's `unified` too: runc creates the node's cgroup there as well."""
+    return sorted(path for path in CGROUP_ROOT.iterdir() if (path / "cgroup.procs").exists())
+
+
 def _v1_hierarchies() -> list[Path]:
     return sorted(
         path
@@ -562,31 +568,38 @@ def _v1_hierarchies() -> list[Path]:
 # Clean-up ------------------------------------------------------------------------------------
 
 
-def cleanup(state_dir: Path, network: nodenet.NodeNetwork) -> None:
+def cleanup(state_dir: Path, network: nodenet.NodeNetwork, *, keep_network: bool = False) -> None:
     """Remove what a node with this state directory and network left: containers, shims,
-    containerd, mounts, the Pods' network namespaces, cgroups and the node network."""
+    containerd, mounts, the Pods' network namespaces, cgroups and (unless `keep_network`, for the
+    network's owner to delete once nothing listens on it) the node network."""
     cgroup_parent = f"olm-node-{network.index}"
     # The node's own processes first (their command lines name files of the state directory:
     # kubelet, kube-proxy, CoreDNS, containerd and its shims), so none restarts a container.
-    for pid in _processes_mentioning(str(state_dir) + "/"):
+    for pid in _node_processes(str(state_dir) + "/"):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     _kill_cgroup_tree(cgroup_parent)
     _unmount_below(state_dir)
     _delete_pod_netns(network)
+    # The CNI plugins cache each attachment's result as <network>-<sandbox id>-<interface>.
+    sandboxes = state_dir / "containerd" / "root" / "io.containerd.grpc.v1.cri" / "sandboxes"
+    for sandbox in sandboxes.iterdir() if sandboxes.is_dir() else ():
+        for cached in Path("/var/lib/cni/results").glob(f"*-{sandbox.name}-*"):
+            cached.unlink(missing_ok=True)
     _remove_cgroup_tree(cgroup_parent)
     for link in Path("/var/log/containers").glob("*.log") if Path("/var/log/containers").is_dir() else ():
         with contextlib.suppress(OSError):
             if str(state_dir) in os.readlink(link):
                 link.unlink()
-    network.delete()
+    if not keep_network:
+        network.delete()
 
 
 def _kill_cgroup_tree(cgroup_parent: str) -> None:
     for _ in range(3):
         pids = {
             int(pid)
-            for hierarchy in _v1_hierarchies()
+            for hierarchy in _all_hierarchies()
             for procs in (hierarchy / cgroup_parent).rglob("cgroup.procs")
             for pid in procs.read_text().split()
         }
@@ -599,7 +612,7 @@ def _kill_cgroup_tree(cgroup_parent: str) -> None:
 
 
 def _remove_cgroup_tree(cgroup_parent: str) -> None:
-    for hierarchy in _v1_hierarchies():
+    for hierarchy in _all_hierarchies():
         root = hierarchy / cgroup_parent
         if not root.is_dir():
             continue
@@ -612,12 +625,15 @@ def _remove_cgroup_tree(cgroup_parent: str) -> None:
             root.rmdir()
 
 
-def _processes_mentioning(text: str) -> list[int]:
+def _node_processes(text: str) -> list[int]:
+    """The node's own programs whose command line mentions `text` (never, say, a `tail -f` of a log)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         with contextlib.suppress(OSError):
+            if os.path.basename(os.readlink(proc / "exe")) not in NODE_PROGRAMS:
+                continue
             if text in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
                 found.append(int(proc.name))
     return found

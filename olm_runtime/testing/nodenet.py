@@ -13,12 +13,14 @@ Addresses for node index `k` (0-31):
 - `10.87.k.2/24` on the node end: the node's InternalIP (kubelet, kube-proxy, CoreDNS);
 - `10.88.k.0/24`: the Pod CIDR, routed by the host through the node end.
 
-Pod traffic never leaves this machine: inside the namespace, forwarding is allowed only between
-Pods and to the host end of the veth (the cluster's own addresses); everything else is dropped, and
-nothing is masqueraded. The host forwards nothing for the node, and routes the cluster's other
-ranges (Service cluster IPs, kwok's Pod IPs), which have no meaning outside a node, nowhere: a
-blackhole route keeps the host's own connections to them (the API server calling a webhook of a
-Pod on a kwok node) from leaving the machine by its default route.
+Pod traffic never leaves this machine. The namespace has no default route: it reaches only its
+own Pods, the host end of the veth and the Service range (which kube-proxy rewrites to one of
+those), and everything else is unreachable; forwarding is also filtered to Pods and the host end
+(chain OLMPY-FORWARD), and nothing is masqueraded. On the host, every range the cluster uses (node
+links, Pod CIDRs, Service cluster IPs, kwok's Pod IPs) has a blackhole route under the live nodes'
+more specific ones, so no connection to a cluster address (the API server calling a webhook of a
+Pod on a kwok node, or a component while a node network is being re-created) can leave the
+machine by the host's default route.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import ipaddress
 import json
 import os
 import shutil
@@ -38,7 +41,10 @@ from olm_runtime.testing.flags import KWOK_POD_CIDR, SERVICE_CIDR
 from olm_runtime.testing.process import ComponentFailure, is_alive
 
 MAX_NODES = 32
-BLACKHOLED = (SERVICE_CIDR, KWOK_POD_CIDR)
+NODE_LINKS = "10.87.0.0/16"
+POD_CIDRS = "10.88.0.0/16"
+# Every range the cluster uses; a more specific route (a live node's /24) wins over the blackhole.
+BLACKHOLED = (SERVICE_CIDR, KWOK_POD_CIDR, NODE_LINKS, POD_CIDRS)
 NETNS_DIR = Path("/run/netns")
 MARKER_DIR = Path("/run/olm-py/nodes")
 _FORWARD_CHAIN = "OLMPY-FORWARD"
@@ -102,8 +108,7 @@ class NodeNetwork:
     def create(self) -> None:
         """Create the namespace, the veth pair, the routes and the forwarding rules (idempotent)."""
         check_prerequisites()
-        if self.netns_path.exists():
-            self.delete()
+        self.delete()
         _run(["ip", "netns", "add", self.netns])
         try:
             self._configure()
@@ -118,6 +123,9 @@ class NodeNetwork:
         # The host end of the veth goes with its peer; the route goes with the host end.
         _run(["ip", "link", "delete", self.host_link], check=False)
         shutil.rmtree(Path("/var/lib/cni/networks") / self.netns, ignore_errors=True)
+        # The CNI plugins cache each attachment's result by network name.
+        for cached in Path("/var/lib/cni/results").glob(f"{self.netns}-*"):
+            cached.unlink(missing_ok=True)
 
     def exists(self) -> bool:
         return self.netns_path.exists()
@@ -138,7 +146,10 @@ class NodeNetwork:
         _run([*ns, "link", "set", "lo", "up"])
         _run([*ns, "addr", "add", f"{self.node_ip}/24", "dev", inside])
         _run([*ns, "link", "set", inside, "up"])
-        _run([*ns, "route", "add", "default", "via", self.host_ip])
+        # Local processes (the kubelet, containerd) connect to cluster IPs before kube-proxy's OUTPUT
+        # rules rewrite them, so that range needs a route; nothing else beyond the node does.
+        _run([*ns, "route", "add", SERVICE_CIDR, "via", self.host_ip])
+        _run([*ns, "route", "add", "unreachable", "default"])
         # Routing between the Pods' bridge and the veth, and Service traffic that hairpins back to
         # a Pod on the same bridge, both need these inside the namespace.
         self._sysctl("net/ipv4/ip_forward", "1")
@@ -216,10 +227,12 @@ def _pids(marker: dict[str, object]) -> list[int]:
 
 def release(network: NodeNetwork) -> None:
     """Forget `network`; the last node network released takes the blackhole routes with it."""
-    (MARKER_DIR / str(network.index)).unlink(missing_ok=True)
-    if not any(_read_marker(index) is not None for index in range(MAX_NODES)):
-        for cidr in BLACKHOLED:
-            _run(["ip", "route", "delete", "blackhole", cidr], check=False)
+    MARKER_DIR.mkdir(parents=True, exist_ok=True)
+    with _allocation_lock():
+        (MARKER_DIR / str(network.index)).unlink(missing_ok=True)
+        if not any(_read_marker(index) is not None for index in range(MAX_NODES)):
+            for cidr in BLACKHOLED:
+                _run(["ip", "route", "delete", "blackhole", cidr], check=False)
 
 
 def _read_marker(index: int) -> dict[str, object] | None:
@@ -247,11 +260,38 @@ def check_prerequisites() -> None:
     for tool, package in REQUIRED_TOOLS.items():
         if shutil.which(tool) is None:
             raise PrerequisiteMissing(f"{tool!r} is not installed: install Debian's `{package}` package")
+    overlapping = _overlapping_host_routes()
+    if overlapping:
+        raise PrerequisiteMissing(
+            f"this host routes {', '.join(overlapping)}, which overlaps the local cluster's ranges "
+            f"({', '.join(BLACKHOLED)}): a real node here would cut the host off from that network"
+        )
     if not Path("/proc/sys/net/bridge").exists():
         raise PrerequisiteMissing(
             "the kernel has no bridge netfilter (/proc/sys/net/bridge is missing): load the "
             "`br_netfilter` module (modprobe br_netfilter)"
         )
+
+
+def _overlapping_host_routes() -> list[str]:
+    """Routes of this host, other than the cluster's own, that overlap a range the cluster uses."""
+    ours = [ipaddress.ip_network(cidr) for cidr in BLACKHOLED]
+    found = []
+    for line in _run(["ip", "-4", "route", "show"]).splitlines():
+        fields = line.split()
+        if not fields or fields[0] in ("default", "blackhole", "unreachable"):
+            continue
+        if len(fields) > 2 and fields[1] == "dev" and fields[2].startswith("olmh"):
+            continue
+        if "via" in fields and fields[fields.index("via") + 1].startswith("10.87."):
+            continue
+        try:
+            destination = ipaddress.ip_network(fields[0], strict=False)
+        except ValueError:
+            continue
+        if any(destination.overlaps(network) for network in ours):
+            found.append(str(destination))
+    return found
 
 
 def _run(args: Sequence[str], *, stdin: str | None = None, check: bool = True) -> str:

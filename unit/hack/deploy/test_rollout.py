@@ -57,10 +57,10 @@ def test_stuck_containers_are_named_with_reason_and_message() -> None:
         pod("c", None),
         pod("d", "CrashLoopBackOff", "back-off 10s restarting failed container"),
     ]
-    assert install.pod_problems(pods) == [
-        'pod a container manager: ImagePullBackOff: Back-off pulling image "x:no-such-tag"',
-        "pod d container manager: CrashLoopBackOff: back-off 10s restarting failed container",
-    ]
+    assert install.pod_problems(pods) == {
+        "pod a container manager": 'ImagePullBackOff: Back-off pulling image "x:no-such-tag"',
+        "pod d container manager": "CrashLoopBackOff: back-off 10s restarting failed container",
+    }
 
 
 def test_report_names_the_deployment_problems_and_events() -> None:
