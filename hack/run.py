@@ -264,7 +264,10 @@ def up(*, processes: bool = False) -> int:
     if node is not None:
         started = time.monotonic()
         image = image_build.build_and_push(registry_host=registry.host, ca_file=registry.ca_file, tag="dev")
-        print(f"OLM image {image.digest_ref} built and pushed in {time.monotonic() - started:.1f}s")
+        sizes = (
+            f"{image.compressed_size / 2**20:.1f} MiB compressed, {image.unpacked_size / 2**20:.1f} unpacked"
+        )
+        print(f"OLM image {image.digest_ref} built and pushed in {time.monotonic() - started:.1f}s ({sizes})")
         deployed = asyncio.run(_deploy(plane, image.digest_ref))
         for name, seconds in deployed.seconds.items():
             print(f"Deployment {names.DEFAULT_SYSTEM_NAMESPACE}/{name} rolled out in {seconds:.1f}s")
