@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,13 +25,16 @@ from typing import Any
 
 import pytest
 
+from e2e.extensions import CLUSTER_EXTENSION, Extensions, condition, unique
 from hack.crdgen import install as crds
 from hack.deploy import install as deploy
 from hack.image import build as image_build
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from olm.api import names
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm.catalogd import main as catalogd_main
+from olm.operator_controller import main as operator_controller_main
+from olm_runtime.client import Client, GroupVersionKind, kinds, load_config
 from olm_runtime.testing import node as real_nodes
 from olm_runtime.testing import nodenet
 from olm_runtime.testing.certmanager import CertManager
@@ -42,8 +44,10 @@ from olm_runtime.testing.nodenet import NodeNetwork
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
 
+# The suite's tests import these from here, beside the fixtures.
+__all__ = ["condition", "unique"]
+
 CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
-CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
 COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 SYSTEM_NAMESPACE = deploy.NAMESPACE
@@ -52,17 +56,6 @@ OPERATOR_CONTROLLER = "operator-controller-controller-manager"
 IMAGE_REPOSITORY = "olm-py/olm"
 FIELD_MANAGER = "e2e-deployed"
 DEMO_PACKAGES = ("kube-green", "cat-facts-operator")
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    for item in (obj.get("status") or {}).get("conditions") or []:
-        if item.get("type") == kind:
-            return dict(item)
-    return {}
 
 
 # --- figures -----------------------------------------------------------------------------------
@@ -156,7 +149,9 @@ class DeployedOLM:
         return [p for p in listed.items if not p["metadata"].get("deletionTimestamp")]
 
     async def lease_holder(self, deployment: str) -> str:
-        lease_name = "catalogd-operator-lock" if deployment == CATALOGD else "9c4404e7.operatorframework.io"
+        lease_name = (
+            catalogd_main.LEASE_NAME if deployment == CATALOGD else operator_controller_main.LEASE_NAME
+        )
         lease = await self.kube.get(LEASE, lease_name, namespace=SYSTEM_NAMESPACE)
         return str((lease.get("spec") or {}).get("holderIdentity") or "")
 
@@ -274,12 +269,11 @@ async def demo_catalog(deployed: DeployedOLM, pusher: RegistryClient) -> AsyncIt
             await deployed.kube.delete(CLUSTER_CATALOG, name)
 
 
-@dataclass(frozen=True)
-class Extensions:
-    kube: Client
+@dataclass(kw_only=True)
+class DemoExtensions(Extensions):
+    """Extensions from the demo catalog (the shared helper, selecting the catalog by name)."""
+
     catalog: str
-    created: list[str] = field(default_factory=list)
-    """Every extension created through this object; the fixture removes those left at the end."""
 
     async def installer(self, namespace: str) -> str:
         """A ServiceAccount in `namespace` bound to cluster-admin (brevity; scoping is tested elsewhere)."""
@@ -302,27 +296,9 @@ class Extensions:
         )
         return name
 
-    async def create(self, name: str, package: str, namespace: str, account: str, *, version: str) -> None:
-        self.created.append(name)
-        await self.kube.create(
-            {
-                "apiVersion": CLUSTER_EXTENSION.api_version,
-                "kind": CLUSTER_EXTENSION.kind,
-                "metadata": {"name": name},
-                "spec": {
-                    "namespace": namespace,
-                    "serviceAccount": {"name": account},
-                    "source": {
-                        "sourceType": "Catalog",
-                        "catalog": {
-                            "packageName": package,
-                            "version": version,
-                            "selector": {"matchLabels": {names.METADATA_NAME_LABEL: self.catalog}},
-                        },
-                    },
-                },
-            }
-        )
+    async def install(self, name: str, package: str, namespace: str, account: str, *, version: str) -> None:
+        selector = {"matchLabels": {names.METADATA_NAME_LABEL: self.catalog}}
+        await self.create(name, package, namespace, account, version=version, selector=selector)
 
     async def set_version(self, name: str, version: str) -> None:
         patch = {"spec": {"source": {"catalog": {"version": version}}}}
@@ -362,18 +338,9 @@ class Extensions:
         except AssertionError as error:
             raise AssertionError(f"{error}; last: {found}") from None
 
-    async def delete(self, name: str, *, timeout: float = 180) -> None:
-        with contextlib.suppress(errors.NotFound):
-            await self.kube.delete(CLUSTER_EXTENSION, name)
-
-        async def gone() -> bool:
-            try:
-                await self.kube.get(CLUSTER_EXTENSION, name)
-            except errors.NotFound:
-                return True
-            return False
-
-        await eventually(gone, what=f"ClusterExtension {name} to be removed", timeout=timeout)
+    async def delete(self, name: str) -> None:
+        """Remove the extension and wait until it is gone (its CRDs served first: see the base)."""
+        await self.delete_and_wait_gone(name, timeout=180)
 
     async def revisions(self, name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The extension's ClusterObjectSets and its content Secrets."""
@@ -386,15 +353,14 @@ class Extensions:
 @pytest.fixture
 async def extensions(
     deployed: DeployedOLM, demo_catalog: ServedCatalog, namespace: str
-) -> AsyncIterator[Extensions]:
+) -> AsyncIterator[DemoExtensions]:
     """Extensions from the demo catalog. Depends on `namespace` so that, when a test fails, its
     extensions are removed while their namespace and ServiceAccount still exist: a kube-green left
     behind would collide with the next test's."""
-    found = Extensions(kube=deployed.kube, catalog=demo_catalog.name)
+    found = DemoExtensions(kube=deployed.kube, catalog=demo_catalog.name)
     yield found
-    for name in found.created:
-        with contextlib.suppress(errors.NotFound):
-            await found.delete(name)
+    for name in list(found.created):
+        await found.delete(name)
 
 
 def assert_no_orphans(revisions: list[dict[str, Any]], secrets: list[dict[str, Any]]) -> None:

@@ -13,8 +13,8 @@ from e2e.deployed.conftest import (
     CATALOGD,
     OPERATOR_CONTROLLER,
     SYSTEM_NAMESPACE,
+    DemoExtensions,
     DeployedOLM,
-    Extensions,
     ServedCatalog,
     assert_no_orphans,
     unique,
@@ -57,11 +57,11 @@ async def test_catalog_content_is_served_through_the_service(
 
 
 async def test_install_upgrade_and_remove_a_real_extension(
-    deployed: DeployedOLM, extensions: Extensions, namespace: str
+    deployed: DeployedOLM, extensions: DemoExtensions, namespace: str
 ) -> None:
     name = unique("kube-green")
     account = await extensions.installer(namespace)
-    await extensions.create(name, "kube-green", namespace, account, version="0.7.0")
+    await extensions.install(name, "kube-green", namespace, account, version="0.7.0")
     found = await extensions.wait_installed(name, "0.7.0")
     assert found["status"]["install"]["bundle"]["name"] == "kube-green.v0.7.0"
     # The extension's workload lands on a kwok node: only OLM's own namespace asks for the real one.
@@ -100,13 +100,13 @@ async def test_logs_are_json_lines_read_with_the_pods_log_api(deployed: Deployed
 
 
 async def test_operator_controller_reaches_catalogd_through_cluster_dns(
-    deployed: DeployedOLM, extensions: Extensions, namespace: str
+    deployed: DeployedOLM, extensions: DemoExtensions, namespace: str
 ) -> None:
     """Resolution reads the catalog at `catalogd-service.olmv1-system.svc`: a Pod resolved the name
     through CoreDNS and reached a catalogd Pod through kube-proxy's rules."""
     name = unique("resolve")
     account = await extensions.installer(namespace)
-    await extensions.create(name, "kube-green", namespace, account, version="0.7.x")
+    await extensions.install(name, "kube-green", namespace, account, version="0.7.x")
     try:
         found = await extensions.wait_installed(name, "0.7.1")
         bundle = found["status"]["install"]["bundle"]

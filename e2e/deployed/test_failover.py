@@ -12,8 +12,8 @@ from e2e.deployed.conftest import (
     IMAGE_REPOSITORY,
     OPERATOR_CONTROLLER,
     SYSTEM_NAMESPACE,
+    DemoExtensions,
     DeployedOLM,
-    Extensions,
     Figures,
     ServedCatalog,
     assert_no_orphans,
@@ -26,7 +26,7 @@ from olm_runtime.client import kinds
 from olm_runtime.testing.poll import eventually
 
 
-async def revision_started(extensions: Extensions, name: str) -> None:
+async def revision_started(extensions: DemoExtensions, name: str) -> None:
     """Wait until operator-controller has begun writing the extension's revision (its Secrets)."""
 
     async def started() -> bool:
@@ -42,7 +42,7 @@ async def force_delete_pod(deployed: DeployedOLM, pod: str) -> None:
 
 async def test_catalogd_leader_pod_killed_during_an_install(
     deployed: DeployedOLM,
-    extensions: Extensions,
+    extensions: DemoExtensions,
     demo_catalog: ServedCatalog,
     namespace: str,
     figures: Figures,
@@ -53,7 +53,7 @@ async def test_catalogd_leader_pod_killed_during_an_install(
     assert leader in pods, (leader, pods)
     name = unique("catalogd-failover")
     account = await extensions.installer(namespace)
-    await extensions.create(name, "kube-green", namespace, account, version="0.7.1")
+    await extensions.install(name, "kube-green", namespace, account, version="0.7.1")
     try:
         killed = time.monotonic()
         await force_delete_pod(deployed, leader)
@@ -81,12 +81,12 @@ async def test_catalogd_leader_pod_killed_during_an_install(
 
 
 async def test_operator_controller_pod_killed_during_an_install(
-    deployed: DeployedOLM, extensions: Extensions, namespace: str, figures: Figures
+    deployed: DeployedOLM, extensions: DemoExtensions, namespace: str, figures: Figures
 ) -> None:
     (pod,) = [p["metadata"]["name"] for p in await deployed.pods(OPERATOR_CONTROLLER)]
     name = unique("oc-pod-failover")
     account = await extensions.installer(namespace)
-    await extensions.create(name, "kube-green", namespace, account, version="0.7.1")
+    await extensions.install(name, "kube-green", namespace, account, version="0.7.1")
     try:
         await revision_started(extensions, name)
         killed = time.monotonic()
@@ -108,14 +108,14 @@ async def test_operator_controller_pod_killed_during_an_install(
 
 
 async def test_operator_controller_sigkilled_inside_its_container_during_an_install(
-    deployed: DeployedOLM, extensions: Extensions, namespace: str, figures: Figures
+    deployed: DeployedOLM, extensions: DemoExtensions, namespace: str, figures: Figures
 ) -> None:
     (pod,) = await deployed.pods(OPERATOR_CONTROLLER)
     pod_name = pod["metadata"]["name"]
     restarts = pod["status"]["containerStatuses"][0]["restartCount"]
     name = unique("oc-sigkill")
     account = await extensions.installer(namespace)
-    await extensions.create(name, "kube-green", namespace, account, version="0.7.1")
+    await extensions.install(name, "kube-green", namespace, account, version="0.7.1")
     try:
         await revision_started(extensions, name)
         killed = time.monotonic()
@@ -139,11 +139,11 @@ async def test_operator_controller_sigkilled_inside_its_container_during_an_inst
 
 
 async def test_operator_controller_rolled_to_a_new_image_during_an_upgrade(
-    deployed: DeployedOLM, extensions: Extensions, namespace: str, pusher: RegistryClient
+    deployed: DeployedOLM, extensions: DemoExtensions, namespace: str, pusher: RegistryClient
 ) -> None:
     name = unique("oc-roll")
     account = await extensions.installer(namespace)
-    await extensions.create(name, "kube-green", namespace, account, version="0.7.0")
+    await extensions.install(name, "kube-green", namespace, account, version="0.7.0")
     next_tag = unique("e2e-next")
     digest = pusher.tag(IMAGE_REPOSITORY, deployed.image.digest, next_tag)
     assert digest == deployed.image.digest

@@ -9,7 +9,6 @@ base alone, for building the Containerfile from it (docs/dev/image.md).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from hack.controlplane import __main__ as controlplane
 from hack.controlplane import build as controlplane_build
 from hack.image import build, oci
 from hack.image.layer import LayerError
-from olm_runtime.testing import process
 
 DEFAULT_TAG = "dev"
 
@@ -39,17 +37,8 @@ def _print_seconds(seconds: dict[str, float]) -> None:
 
 def dev_registry() -> tuple[str, Path] | None:
     """Host and CA file of the registry `make run` started, when it is up; None otherwise."""
-    state = controlplane.state_dir() / "registry"
-    try:
-        pid = int(json.loads((state / "state.json").read_text())["pid"])
-        # The registry's own configuration (JSON, a subset of YAML) says where it listens.
-        host = str(json.loads((state / "config.yml").read_text())["http"]["addr"])
-    except (FileNotFoundError, KeyError, ValueError):
-        return None
-    if not process.is_alive(pid):
-        return None
-    plane = controlplane.make_control_plane(controlplane_build.binary_dir())
-    return host, plane.certificate_authority().cert_file
+    registry = controlplane.make_registry(controlplane.make_control_plane(controlplane_build.binary_dir()))
+    return (registry.host, registry.ca_file) if registry.running() else None
 
 
 def main(argv: list[str] | None = None) -> int:

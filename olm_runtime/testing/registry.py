@@ -149,15 +149,21 @@ class Registry:
         except (FileNotFoundError, KeyError, ValueError):
             return None
 
-    def _reuse(self) -> bool:
+    def running(self) -> bool:
+        """Whether the registry this state directory records is up and answering (then `host` is
+        where it listens); changes nothing either way."""
         state = self._load()
         if state is None:
             return False
         self._pid, self._port = state
         try:
-            if process.is_alive(self._pid) and self.rest.raw("GET", "/v2/")[0] == 200:
-                return True
+            return process.is_alive(self._pid) and self.rest.raw("GET", "/v2/")[0] == 200
         except OSError:
-            pass
-        self.down()
+            return False
+
+    def _reuse(self) -> bool:
+        if self.running():
+            return True
+        if self._load() is not None:
+            self.down()
         return False

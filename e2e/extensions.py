@@ -1,0 +1,164 @@
+"""ClusterExtensions in e2e tests: create them, wait on them, and remove them so that the next test
+finds nothing of theirs (shared by the suites that run operator-controller as a process and as a
+Pod)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from olm.api import names
+from olm_runtime.client import Client, GroupVersionKind, errors
+from olm_runtime.testing.poll import eventually
+
+CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
+CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    for item in (obj.get("status") or {}).get("conditions") or []:
+        if item.get("type") == kind:
+            return dict(item)
+    return {}
+
+
+@dataclass
+class Extensions:
+    """Creates ClusterExtensions and waits on them; deletes what it created at teardown, waiting
+    until operator-controller has finalized each (it runs for the whole session)."""
+
+    kube: Client
+    created: list[str] = field(default_factory=list)
+
+    async def create(
+        self,
+        name: str,
+        package: str,
+        namespace: str,
+        service_account: str,
+        *,
+        version: str | None = None,
+        channels: list[str] | None = None,
+        selector: dict[str, Any] | None = None,
+        upgrade_policy: str | None = None,
+        crd_safety: str | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`selector` is a LabelSelector (`{"matchLabels": ...}`); `upgrade_policy` is
+        `CatalogProvided` or `SelfCertified`; `crd_safety` is `Strict` or `None`; `config` is the
+        inline configuration (`{"watchNamespace": ...}`)."""
+        catalog: dict[str, Any] = {"packageName": package}
+        if version is not None:
+            catalog["version"] = version
+        if channels is not None:
+            catalog["channels"] = channels
+        if selector is not None:
+            catalog["selector"] = selector
+        if upgrade_policy is not None:
+            catalog["upgradeConstraintPolicy"] = upgrade_policy
+        spec: dict[str, Any] = {
+            "namespace": namespace,
+            "serviceAccount": {"name": service_account},
+            "source": {"sourceType": "Catalog", "catalog": catalog},
+        }
+        if crd_safety is not None:
+            spec["install"] = {"preflight": {"crdUpgradeSafety": {"enforcement": crd_safety}}}
+        if config is not None:
+            spec["config"] = {"configType": "Inline", "inline": config}
+        obj = {
+            "apiVersion": CLUSTER_EXTENSION.api_version,
+            "kind": CLUSTER_EXTENSION.kind,
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+        created = dict(await self.kube.create(obj))
+        self.created.append(name)
+        return created
+
+    async def get(self, name: str) -> dict[str, Any]:
+        return dict(await self.kube.get(CLUSTER_EXTENSION, name))
+
+    async def patch_spec(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        """A JSON merge patch of `spec` (a `None` value removes a field)."""
+        return dict(await self.kube.patch(CLUSTER_EXTENSION, name, {"spec": spec}))
+
+    async def wait_condition(
+        self,
+        name: str,
+        type: str,
+        status: str,
+        *,
+        reason: str | None = None,
+        message_contains: str | None = None,
+        timeout: float = 120.0,
+    ) -> dict[str, Any]:
+        """Wait until the condition `type` has `status` (and `reason`, and a message containing
+        `message_contains`) for the current generation; the object. On timeout the failure shows
+        the whole status."""
+        found: dict[str, Any] = {}
+
+        async def matches() -> bool:
+            nonlocal found
+            found = await self.get(name)
+            cond = condition(found, type)
+            return (
+                cond.get("status") == status
+                and cond.get("observedGeneration", found["metadata"].get("generation"))
+                == found["metadata"].get("generation")
+                and (reason is None or cond.get("reason") == reason)
+                and (message_contains is None or message_contains in str(cond.get("message", "")))
+            )
+
+        wanted = f"{type}={status}" + (f" reason={reason}" if reason else "")
+        wanted += f" message~{message_contains!r}" if message_contains else ""
+        try:
+            await eventually(matches, what=f"ClusterExtension {name}: {wanted}", timeout=timeout)
+        except AssertionError as error:
+            status_text = json.dumps(found.get("status"), indent=1)
+            raise AssertionError(f"{error}\nlast status:\n{status_text}") from None
+        return found
+
+    async def delete_and_wait_gone(self, name: str, timeout: float = 120.0) -> None:
+        await self._wait_custom_resources_served(name)
+        with contextlib.suppress(errors.NotFound):
+            await self.kube.delete(CLUSTER_EXTENSION, name)
+
+        async def gone() -> bool:
+            try:
+                await self.kube.get(CLUSTER_EXTENSION, name)
+            except errors.NotFound:
+                return True
+            return False
+
+        await eventually(gone, what=f"ClusterExtension {name} to be finalized and deleted", timeout=timeout)
+        if name in self.created:
+            self.created.remove(name)
+
+    async def _wait_custom_resources_served(self, name: str) -> None:
+        """Wait until the API server serves the kinds of the extension's CRDs. Deleting a CRD whose
+        storage is still initializing makes the API server's CRD finalizer fail ("storage is
+        (re)initializing") and back off for minutes; a CRD deleted seconds after it was created,
+        as tests do, would then hold up the extension's removal far beyond any timeout."""
+        if len(name) > 63:
+            return  # not a label value: the extension installed nothing
+        crds = await self.kube.list(CRD, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
+        for crd in crds.items:
+            spec = crd["spec"]
+            storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
+            gvk = GroupVersionKind(spec["group"], storage, spec["names"]["kind"])
+
+            async def served(gvk: GroupVersionKind = gvk) -> bool:
+                try:
+                    await self.kube.list(gvk, page_size=1)
+                except (errors.APIError, LookupError):
+                    return False
+                return True
+
+            await eventually(served, what=f"{gvk} to be served", timeout=60)
