@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api import names
+from olm.api.kinds import CLUSTER_EXTENSION
 from olm_runtime.client import Client, GroupVersionKind, errors
 from olm_runtime.testing.poll import eventually
 
-CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
 CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 
 

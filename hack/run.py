@@ -41,6 +41,7 @@ from hack.image import build as image_build
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from olm.api import names
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, errors, load_config
 from olm_runtime.testing import node as real_nodes
@@ -52,8 +53,6 @@ from olm_runtime.testing.nodenet import NodeNetwork
 from olm_runtime.testing.registry import Registry
 
 REPO = Path(__file__).resolve().parents[1]
-CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
-CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
 DEMO_CATALOG = "demo"
 DEMO_PACKAGES = ("kube-green", "cat-facts-operator")
 DEMO_EXTENSION = demo.EXTENSION

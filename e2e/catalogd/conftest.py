@@ -30,13 +30,13 @@ from hack.images.registry import RegistryClient as PushClient
 from hack.processes import CatalogdProcess, token_kubeconfig
 from olm import fbc
 from olm.api import names
-from olm_runtime.client import Client, GroupVersionKind, errors, load_config
+from olm.api.kinds import CLUSTER_CATALOG
+from olm_runtime.client import Client, errors, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
 
 
 def unique(prefix: str) -> str:

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from e2e.catalogd.conftest import (
-    CLUSTER_CATALOG,
     Env,
     catalog_object,
     condition,
@@ -31,6 +30,7 @@ from e2e.catalogd.conftest import (
 from hack.images.layout import CATALOG_CONFIGS_LABEL, Blob, Image, catalog_image, image_from_directory
 from hack.images.registry import Reference as PushReference
 from olm.api import names
+from olm.api.kinds import CLUSTER_CATALOG
 from olm_runtime.client import GroupVersionKind, errors
 from olm_runtime.testing.poll import eventually
 

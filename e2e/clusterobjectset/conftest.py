@@ -14,8 +14,9 @@ import pytest
 
 from hack.crdgen import install as crds
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller import clusterobjectset
-from olm.operator_controller.clusterobjectset import COS, identity
+from olm.operator_controller.clusterobjectset import identity
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
 from olm_runtime.manager import Manager, ManagerOptions
@@ -151,8 +152,8 @@ class Revisions:
                 names.OWNER_NAME_LABEL: f"{self.prefix}-{owner}",
             }
         body = {
-            "apiVersion": COS.api_version,
-            "kind": COS.kind,
+            "apiVersion": CLUSTER_OBJECT_SET.api_version,
+            "kind": CLUSTER_OBJECT_SET.kind,
             "metadata": metadata,
             "spec": {
                 "revision": revision,
@@ -166,7 +167,7 @@ class Revisions:
         return await self.client.create(body)
 
     async def get(self, suffix: str) -> dict[str, Any]:
-        return await self.client.get(COS, self.name(suffix))
+        return await self.client.get(CLUSTER_OBJECT_SET, self.name(suffix))
 
     async def condition(self, suffix: str, kind: str) -> dict[str, Any]:
         cos = await self.get(suffix)
@@ -195,9 +196,9 @@ class Revisions:
     async def cleanup(self) -> None:
         for name in reversed(self.created):
             with contextlib.suppress(errors.NotFound):
-                await self.client.delete(COS, name)
+                await self.client.delete(CLUSTER_OBJECT_SET, name)
             with contextlib.suppress(errors.NotFound):
-                await self.client.patch(COS, name, {"metadata": {"finalizers": None}})
+                await self.client.patch(CLUSTER_OBJECT_SET, name, {"metadata": {"finalizers": None}})
 
 
 @pytest.fixture

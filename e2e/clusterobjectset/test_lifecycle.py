@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from e2e.clusterobjectset.conftest import Revisions, absent, config_map, exists, inline
-from olm.operator_controller.clusterobjectset import COS
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing.poll import eventually
 
@@ -38,7 +38,7 @@ async def test_deleting_a_revision_removes_what_it_owns_in_reverse_phase_order(
     held["metadata"]["finalizers"] = ["example.com/hold"]
     await revisions.create("gone", [("a", inline(config_map("a", namespace))), ("b", inline(held))])
     await revisions.wait_for("gone", "Progressing", "True", "Succeeded")
-    await admin_client.delete(COS, revisions.name("gone"))
+    await admin_client.delete(CLUSTER_OBJECT_SET, revisions.name("gone"))
 
     async def b_terminating() -> bool:
         current = await admin_client.get(kinds.CONFIG_MAP, "b", namespace=namespace)
@@ -47,10 +47,12 @@ async def test_deleting_a_revision_removes_what_it_owns_in_reverse_phase_order(
     await eventually(b_terminating, what="the last phase's object to be deleted first")
     # The earlier phase waits for the later one, and the revision waits for both (its finalizer).
     assert await exists(admin_client, kinds.CONFIG_MAP, "a", namespace)
-    assert await exists(admin_client, COS, revisions.name("gone"))
+    assert await exists(admin_client, CLUSTER_OBJECT_SET, revisions.name("gone"))
     await admin_client.patch(kinds.CONFIG_MAP, "b", {"metadata": {"finalizers": None}}, namespace=namespace)
     await eventually(absent(admin_client, kinds.CONFIG_MAP, "a", namespace), what="phase a deleted")
-    await eventually(absent(admin_client, COS, revisions.name("gone")), what="the revision to be deleted")
+    await eventually(
+        absent(admin_client, CLUSTER_OBJECT_SET, revisions.name("gone")), what="the revision to be deleted"
+    )
 
 
 async def test_twenty_phases_of_fifty_objects_roll_out(

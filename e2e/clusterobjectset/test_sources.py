@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from e2e.clusterobjectset.conftest import Revisions, config_map, exists, inline
-from olm.operator_controller.clusterobjectset import COS
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import Client, kinds
 
 
@@ -89,6 +89,8 @@ async def test_a_secret_swapped_for_other_content_blocks_naming_the_phase(
     other = orjson.dumps(config_map("swap", namespace, {"k": "other"}))
     await admin_client.create(secret("swap", namespace, {"cm": other}))
     # The Secret is not labelled for the revision, so touch the revision to reconcile it now.
-    await admin_client.patch(COS, revisions.name("swap"), {"metadata": {"annotations": {"poke": "1"}}})
+    await admin_client.patch(
+        CLUSTER_OBJECT_SET, revisions.name("swap"), {"metadata": {"annotations": {"poke": "1"}}}
+    )
     blocked = await revisions.wait_for("swap", "Progressing", "False", "Blocked")
     assert 'resolved content of 1 phase(s) has changed: phase "config"' in blocked["message"]

@@ -25,13 +25,14 @@ from typing import Any
 
 import pytest
 
-from e2e.extensions import CLUSTER_EXTENSION, Extensions, condition, unique
+from e2e.extensions import Extensions, condition, unique
 from hack.crdgen import install as crds
 from hack.deploy import install as deploy
 from hack.image import build as image_build
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from olm.api import names
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.catalogd import main as catalogd_main
 from olm.operator_controller import main as operator_controller_main
 from olm_runtime.client import Client, GroupVersionKind, kinds, load_config
@@ -47,8 +48,6 @@ from olm_runtime.testing.registry import Registry
 # The suite's tests import these from here, beside the fixtures.
 __all__ = ["condition", "unique"]
 
-CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 SYSTEM_NAMESPACE = deploy.NAMESPACE
 CATALOGD = "catalogd-controller-manager"
@@ -345,7 +344,7 @@ class DemoExtensions(Extensions):
     async def revisions(self, name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The extension's ClusterObjectSets and its content Secrets."""
         selector = f"{names.OWNER_NAME_LABEL}={name}"
-        revisions = await self.kube.list(COS, label_selector=selector)
+        revisions = await self.kube.list(CLUSTER_OBJECT_SET, label_selector=selector)
         secrets = await self.kube.list(kinds.SECRET, namespace=SYSTEM_NAMESPACE, label_selector=selector)
         return revisions.items, secrets.items
 

@@ -4,7 +4,6 @@ unknown top-level field. The extension says which object and field, and nothing 
 from __future__ import annotations
 
 from e2e.operator_controller.conftest import (
-    COS,
     Extensions,
     Installer,
     ServedCatalog,
@@ -13,6 +12,7 @@ from e2e.operator_controller.conftest import (
     wait_event,
 )
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import kinds
 
 
@@ -37,7 +37,7 @@ async def test_broken_bundle_reports_the_offending_object(
     assert '"test-operator.1.0.3"' in message, message
     assert condition(found, "Installed")["status"] == "False", found["status"]
 
-    revisions = await kube.list(COS, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
+    revisions = await kube.list(CLUSTER_OBJECT_SET, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
     assert revisions.items == [], "no revision is created from a bundle that cannot be applied"
     config_maps = (await kube.list(kinds.CONFIG_MAP, namespace=namespace)).items
     assert [c["metadata"]["name"] for c in config_maps if c["metadata"]["name"] != "kube-root-ca.crt"] == []

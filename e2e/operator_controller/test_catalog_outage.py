@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 import pytest
 
 from e2e.operator_controller.conftest import (
-    CLUSTER_CATALOG,
     Extensions,
     Installer,
     ServedCatalog,
@@ -19,10 +18,10 @@ from e2e.operator_controller.conftest import (
 )
 from hack.images.registry import RegistryClient
 from olm.api import names
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
+from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.poll import eventually
 
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 UNKNOWN = "DeprecationStatusUnknown"
 BUNDLE_1_0_0 = {"name": "test-operator.1.0.0", "version": "1.0.0"}
 
@@ -89,7 +88,7 @@ async def test_catalog_deleted_while_installed(
     deployment = await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
     for container in deployment["spec"]["template"]["spec"]["containers"]:
         assert {"name": "E2E_OUTAGE", "value": "catalog-gone"} in container.get("env", []), container
-    revisions = await kube.list(COS, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
+    revisions = await kube.list(CLUSTER_OBJECT_SET, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
     by_name = {r["metadata"]["name"]: r["spec"]["lifecycleState"] for r in revisions.items}
     assert by_name[f"{name}-2"] == "Active"
 

@@ -4,7 +4,6 @@ version pin upgrades on its own to the new successor."""
 from __future__ import annotations
 
 from e2e.operator_controller.conftest import (
-    CLUSTER_CATALOG,
     CustomCatalogs,
     Extensions,
     Installer,
@@ -15,6 +14,7 @@ from e2e.operator_controller.conftest import (
     wait_revisions,
 )
 from hack.images import realdata
+from olm.api.kinds import CLUSTER_CATALOG
 
 PACKAGE = "catfacts-polled"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from e2e.operator_controller.conftest import Extensions, Installer, ServedCatalog, unique
 from olm.api import names
-from olm_runtime.client import GroupVersionKind, kinds
-
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime.client import kinds
 
 
 async def test_install_pinned_version(
@@ -20,7 +19,7 @@ async def test_install_pinned_version(
     found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
     assert found["status"]["install"]["bundle"] == {"name": "test-operator.1.0.0", "version": "1.0.0"}
     await extensions.wait_condition(name, "Progressing", "True", reason="Succeeded")
-    revision = await extensions.kube.get(COS, f"{name}-1")
+    revision = await extensions.kube.get(CLUSTER_OBJECT_SET, f"{name}-1")
     assert revision["metadata"]["labels"][names.OWNER_NAME_LABEL] == name
     assert revision["spec"]["lifecycleState"] == "Active"
     deployments = await extensions.kube.list(kinds.DEPLOYMENT, namespace=namespace)

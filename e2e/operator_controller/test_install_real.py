@@ -10,7 +10,6 @@ from typing import Any
 import orjson
 
 from e2e.operator_controller.conftest import (
-    COS,
     Extensions,
     Installer,
     ServedCatalog,
@@ -19,6 +18,7 @@ from e2e.operator_controller.conftest import (
     wait_event,
 )
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing import certmanager
 from olm_runtime.testing.certmanager import CertManager
@@ -105,7 +105,7 @@ async def test_sailoperator_installs_its_large_crds(
     assert found["status"]["install"]["bundle"] == {"name": "sailoperator.v1.26.0", "version": "1.26.0"}
     await extensions.wait_condition(name, "Progressing", "True", reason="Succeeded")
 
-    revision = await kube.get(COS, f"{name}-1")
+    revision = await kube.get(CLUSTER_OBJECT_SET, f"{name}-1")
     crd_names = [
         obj["metadata"]["name"]
         for obj in await _revision_objects(kube, revision)

@@ -8,7 +8,6 @@ import base64
 from typing import Any
 
 from e2e.operator_controller.conftest import (
-    COS,
     SYSTEM_NAMESPACE,
     Extensions,
     Installer,
@@ -17,6 +16,7 @@ from e2e.operator_controller.conftest import (
     unique,
 )
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import kinds
 from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.poll import eventually
@@ -47,7 +47,7 @@ async def test_argocd_operator_installs_from_compressed_secrets(
     assert found["status"]["install"]["bundle"] == {"name": "argocd-operator.v0.18.0", "version": "0.18.0"}
     await extensions.wait_condition(name, "Progressing", "True", reason="Succeeded")
 
-    revision = await kube.get(COS, f"{name}-1")
+    revision = await kube.get(CLUSTER_OBJECT_SET, f"{name}-1")
     items = [item for phase in revision["spec"]["phases"] for item in phase["objects"]]
     assert items
     assert all("ref" in item and "object" not in item for item in items), "every object is a Secret ref"

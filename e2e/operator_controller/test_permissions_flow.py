@@ -12,9 +12,9 @@ import pytest
 
 from e2e.operator_controller.conftest import SYSTEM_NAMESPACE, Extensions, ServedCatalog, condition, unique
 from olm.api import names
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime.client import Client, errors, kinds
 
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 PREAUTH = "pre-authorization failed: service account requires the following permissions"
 LINE = re.compile(
     r'^Namespace:"(?P<namespace>[^"]*)" APIGroups:\[(?P<group>[^\]]*)\] Resources:\[(?P<resource>[^\]]*)\]'
@@ -49,7 +49,7 @@ def rule_of(line: str) -> dict[str, Any]:
 async def owned(kube: Client, extension: str) -> tuple[list[str], list[str]]:
     """The names of the extension's ClusterObjectSets and of its content Secrets."""
     selector = f"{names.OWNER_NAME_LABEL}={extension}"
-    revisions = await kube.list(COS, label_selector=selector)
+    revisions = await kube.list(CLUSTER_OBJECT_SET, label_selector=selector)
     secrets = await kube.list(kinds.SECRET, namespace=SYSTEM_NAMESPACE, label_selector=selector)
     return (
         [r["metadata"]["name"] for r in revisions.items],

@@ -17,10 +17,9 @@ from e2e.operator_controller.conftest import (
     unique,
 )
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.testing.poll import eventually
-
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 
 
 async def revision_objects(kube: Client, cos: dict[str, Any]) -> list[dict[str, Any]]:
@@ -63,7 +62,7 @@ async def test_deleting_the_extension_removes_everything(
     )
     await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
     selector = f"{names.OWNER_NAME_LABEL}={name}"
-    revisions = (await kube.list(COS, label_selector=selector)).items
+    revisions = (await kube.list(CLUSTER_OBJECT_SET, label_selector=selector)).items
     assert [r["metadata"]["name"] for r in revisions] == [f"{name}-1"]
     secrets = (await kube.list(kinds.SECRET, namespace=SYSTEM_NAMESPACE, label_selector=selector)).items
     assert secrets
@@ -84,7 +83,7 @@ async def test_deleting_the_extension_removes_everything(
     await extensions.delete_and_wait_gone(name)
 
     # The revisions release their objects before they let go, and the extension waits for them.
-    assert (await kube.list(COS, label_selector=selector)).items == []
+    assert (await kube.list(CLUSTER_OBJECT_SET, label_selector=selector)).items == []
     left = [f"{obj['kind']} {obj['metadata']['name']}" for obj in installed if await exists(kube, obj)]
     assert left == [], f"still installed after the extension is gone: {left}"
 

@@ -37,13 +37,13 @@ from typing import Any
 from olm import oci
 from olm.api import conditions as api_conditions
 from olm.api import names
+from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd.content import Content, ContentError
 from olm_runtime import conditions, controller, events, finalizers
 from olm_runtime.cache import CacheReader
-from olm_runtime.client import Client, GroupVersionKind, errors
+from olm_runtime.client import Client, errors
 from olm_runtime.logging import get_logger
 
-CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
 CONTROLLER_NAME = "clustercatalog"
 EVENT_COMPONENT = "catalogd"
 JITTER_FACTOR = 0.01

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from olm import oci
+from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd.content import Content, ContentError
-from olm.catalogd.controller import CLUSTER_CATALOG
 from olm_runtime import controller, finalizers
 from olm_runtime.cache import CacheReader
 from olm_runtime.client import errors

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
+from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd.content import Content
-from olm.catalogd.controller import CLUSTER_CATALOG
 from olm_runtime.cache import CacheReader
 from olm_runtime.logging import get_logger
 

@@ -40,15 +40,14 @@ from hack.controlplane import build
 from hack.images.layout import catalog_image
 from hack.images.registry import Reference, RegistryClient
 from olm import fbc
-from olm.api import names
-from olm_runtime.client import Client, GroupVersionKind, errors, load_config
+from olm.api.kinds import CLUSTER_CATALOG
+from olm_runtime.client import Client, errors, load_config
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 from olm_runtime.testing.process import free_ports
 from olm_runtime.testing.registry import Registry, RegistryOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 REAL = ROOT.parent / "shared" / "realdata" / "catalogs" / "community-operators-prod-v4.20"
-CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
 CONCURRENCY = 50
 
 

@@ -25,8 +25,9 @@ from typing import Any
 import yaml
 
 from hack.controlplane import build
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller import clusterobjectset
-from olm.operator_controller.clusterobjectset import COS, identity
+from olm.operator_controller.clusterobjectset import identity
 from olm_runtime import conditions
 from olm_runtime.client import Client, load_config
 from olm_runtime.client._metrics import REST_CLIENT
@@ -54,8 +55,8 @@ def requests_so_far() -> float:
 
 def revision(name: str, namespace: str, phases: int, objects: int) -> dict[str, Any]:
     return {
-        "apiVersion": COS.api_version,
-        "kind": COS.kind,
+        "apiVersion": CLUSTER_OBJECT_SET.api_version,
+        "kind": CLUSTER_OBJECT_SET.kind,
         "metadata": {
             "name": name,
             "annotations": {
@@ -114,7 +115,7 @@ async def prepare(admin: Client, namespace: str) -> None:
     )
     for _ in range(100):
         with contextlib.suppress(Exception):
-            await admin.list(COS)
+            await admin.list(CLUSTER_OBJECT_SET)
             return
         await asyncio.sleep(0.1)
 
@@ -125,7 +126,7 @@ async def wait_succeeded(observer: Client, name: str) -> int:
     while True:
         polls += 1
         with contextlib.suppress(Exception):
-            cos = await observer.get(COS, name)
+            cos = await observer.get(CLUSTER_OBJECT_SET, name)
             if conditions.is_true((cos.get("status") or {}).get("conditions") or [], "Succeeded"):
                 return polls
         await asyncio.sleep(0.05)

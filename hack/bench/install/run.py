@@ -52,16 +52,14 @@ from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm import fbc, semver
 from olm.api import names
 from olm.api.clusterextension import CatalogFilter
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.operator_controller.catalogclient import CatalogClient, CatalogRef, ClientOptions
 from olm.operator_controller.resolve import CatalogContent, resolve
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.client import Client, errors, kinds, load_config
 from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 from olm_runtime.testing.registry import Registry, RegistryOptions
 
-CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
-CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 FIELD_MANAGER = "bench-install"
 INSTALLS = ("kube-green", "sailoperator")
 RESOLVE_PACKAGES = ("sailoperator", "infinispan", "kube-green")
@@ -281,7 +279,7 @@ async def measure_install(kube: Client, package: str, version: str, catalog: str
         seen = f"{progressing.get('reason')}: {str(progressing.get('message', ''))[:160]}"
         if progressing.get("reason") == "RollingOut":
             with contextlib.suppress(errors.NotFound):
-                available = condition(dict(await kube.get(COS, f"{name}-1")), "Available")
+                available = condition(dict(await kube.get(CLUSTER_OBJECT_SET, f"{name}-1")), "Available")
                 seen += f" / revision {available.get('reason')}: {str(available.get('message', ''))[:200]}"
         if not figures.transitions or not figures.transitions[-1].endswith(seen):
             figures.transitions.append(f"{elapsed:.1f}s {seen}")

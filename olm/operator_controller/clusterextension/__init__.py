@@ -17,17 +17,17 @@ from __future__ import annotations
 import asyncio
 
 from olm import oci
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.operator_controller.catalogclient import CatalogClient
-from olm.operator_controller.clusterextension.catalogs import CLUSTER_CATALOG, CatalogWatcher
-from olm.operator_controller.clusterextension.options import CRASH_AFTER_SECRETS_ENV, Options
+from olm.operator_controller.clusterextension.catalogs import CatalogWatcher
+from olm.operator_controller.clusterextension.options import Options
 from olm.operator_controller.clusterextension.reconciler import FINALIZERS, Reconciler
-from olm.operator_controller.clusterextension.revisions import CLUSTER_EXTENSION, COS
 from olm.operator_controller.clusterextension.unpack import BundleUnpacker
 from olm_runtime import controller
 from olm_runtime.controller import event, source
 from olm_runtime.manager import Manager
 
-__all__ = ["CONTROLLER_NAME", "CRASH_AFTER_SECRETS_ENV", "FINALIZERS", "Options", "Reconciler", "setup"]
+__all__ = ["CONTROLLER_NAME", "FINALIZERS", "Options", "Reconciler", "setup"]
 
 CONTROLLER_NAME = "clusterextension"
 CATALOG_WATCH_NAME = "clusterextension-catalogs"
@@ -60,7 +60,7 @@ async def setup(
     builder = (
         controller.Builder(manager)
         .for_(CLUSTER_EXTENSION)
-        .owns(COS)
+        .owns(CLUSTER_OBJECT_SET)
         .watches(source.Channel(changed))
         .named(CONTROLLER_NAME)
         .with_options(controller.Options(max_concurrent_reconciles=options.max_concurrent_reconciles))

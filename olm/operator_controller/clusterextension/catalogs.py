@@ -22,8 +22,8 @@ from typing import Any
 
 import structlog
 
-from olm.api import names
 from olm.api.clusterextension import CatalogFilter
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.operator_controller.catalogclient import (
     CatalogClient,
     CatalogClientError,
@@ -32,13 +32,11 @@ from olm.operator_controller.catalogclient import (
 )
 from olm.operator_controller.resolve import CatalogContent
 from olm_runtime import cache, controller
-from olm_runtime.client import GroupVersionKind, errors
+from olm_runtime.client import errors
 from olm_runtime.controller.event import GenericEvent
 
-__all__ = ["CLUSTER_CATALOG", "CatalogWatcher", "Gathered", "affected_packages", "gather"]
+__all__ = ["CatalogWatcher", "Gathered", "affected_packages", "gather"]
 
-CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
-CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
 _log = structlog.get_logger("olm.operator_controller.clusterextension.catalogs")
 
 

@@ -39,6 +39,7 @@ from olm import oci
 from olm.api import conditions as api
 from olm.api import names
 from olm.api.clusterextension import ClusterExtension, CRDUpgradeSafetyEnforcement
+from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.operator_controller import applier
 from olm.operator_controller.bundle.registryv1 import RegistryV1
 from olm.operator_controller.bundle.render import (
@@ -51,8 +52,6 @@ from olm.operator_controller.catalogclient import CatalogClient
 from olm.operator_controller.clusterextension import catalogs, revisions, status
 from olm.operator_controller.clusterextension.options import Options
 from olm.operator_controller.clusterextension.revisions import (
-    CLUSTER_EXTENSION,
-    COS,
     Revision,
     RevisionStates,
 )
@@ -60,12 +59,11 @@ from olm.operator_controller.clusterextension.unpack import BundleUnpacker, Unpa
 from olm.operator_controller.preflight import crdupgradesafety, permissions
 from olm.operator_controller.resolve import Deprecation, Installed, ResolutionError, ResolvedBundle, resolve
 from olm_runtime import cache, conditions, controller, events, finalizers
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds
+from olm_runtime.client import Client, errors, kinds
 
 __all__ = ["FINALIZERS", "Reconciler", "State"]
 
 FINALIZERS = (names.CLEANUP_UNPACK_CACHE_FINALIZER, names.CLEANUP_CONTENT_MANAGER_CACHE_FINALIZER)
-CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 MAX_NAME_LENGTH = 63
 """Longest extension name: it is a label value (the API itself allows 253 characters)."""
 _log = structlog.get_logger("olm.operator_controller.clusterextension")
@@ -197,7 +195,7 @@ class Reconciler:
 
     async def read_revisions(self, state: State) -> bool:
         name = state.extension["metadata"]["name"]
-        listed = await self.reader.list(COS, label_selector=revisions.owner_selector(name))
+        listed = await self.reader.list(CLUSTER_OBJECT_SET, label_selector=revisions.owner_selector(name))
         state.states = revisions.states(listed, state.extension["metadata"]["uid"])
         pruned = await revisions.prune_archived(self.client, state.states.all, self.options.retention_limit)
         if pruned:
@@ -325,7 +323,7 @@ class Reconciler:
                 continue
             crd_name = obj["metadata"]["name"]
             with contextlib.suppress(errors.NotFound):
-                existing[crd_name] = await self.client.get(CRD, crd_name)
+                existing[crd_name] = await self.client.get(kinds.CUSTOM_RESOURCE_DEFINITION, crd_name)
         try:
             crdupgradesafety.check(state.objects, existing)
         except crdupgradesafety.CRDUpgradeSafetyError as err:
@@ -358,7 +356,9 @@ class Reconciler:
         if not changed:
             return
         with contextlib.suppress(errors.NotFound):
-            updated = await self.client.patch(COS, revision.name, {"metadata": {"annotations": changed}})
+            updated = await self.client.patch(
+                CLUSTER_OBJECT_SET, revision.name, {"metadata": {"annotations": changed}}
+            )
             state.states = RevisionStates(
                 all=tuple(Revision.of(updated) if r.name == revision.name else r for r in state.states.all)
             )
@@ -491,14 +491,16 @@ class Reconciler:
         name = extension["metadata"]["name"]
         too_long = len(name) > MAX_NAME_LENGTH  # nothing was ever created, and no selector could name it
         listed = (
-            [] if too_long else await self.reader.list(COS, label_selector=revisions.owner_selector(name))
+            []
+            if too_long
+            else await self.reader.list(CLUSTER_OBJECT_SET, label_selector=revisions.owner_selector(name))
         )
         owned = revisions.states(listed, extension["metadata"]["uid"]).all
         if owned:
             for revision in owned:
                 if not (revision.object.get("metadata") or {}).get("deletionTimestamp"):
                     with contextlib.suppress(errors.NotFound):
-                        await self.client.delete(COS, revision.name)
+                        await self.client.delete(CLUSTER_OBJECT_SET, revision.name)
             return controller.Result(requeue_after=2.0)
         # The Secrets would follow their revisions through the garbage collector, which may take a
         # while to notice; deleting them here makes removal complete when the extension is gone.

@@ -25,13 +25,12 @@ import orjson
 
 from olm.api import conditions as api
 from olm.api import names
+from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.operator_controller.applier import PackedRevision
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, PatchType, errors, kinds
 
 __all__ = [
-    "CLUSTER_EXTENSION",
-    "COS",
     "BundleRef",
     "Revision",
     "RevisionStates",
@@ -43,9 +42,6 @@ __all__ = [
     "states",
     "sweep",
 ]
-
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
-CLUSTER_EXTENSION = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_EXTENSION)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,8 +189,8 @@ async def create_revision(
     if progress_deadline_minutes is not None:
         spec["progressDeadlineMinutes"] = progress_deadline_minutes
     cos = {
-        "apiVersion": COS.api_version,
-        "kind": COS.kind,
+        "apiVersion": CLUSTER_OBJECT_SET.api_version,
+        "kind": CLUSTER_OBJECT_SET.kind,
         "metadata": {
             "name": name,
             "labels": dict(labels),
@@ -211,7 +207,7 @@ async def create_revision(
 
 async def _own(client: Client, secret: Mapping[str, Any], cos: Mapping[str, Any]) -> None:
     metadata = secret["metadata"]
-    reference = _owner_reference(cos, COS, controller=False)
+    reference = _owner_reference(cos, CLUSTER_OBJECT_SET, controller=False)
     if any(ref.get("uid") == reference["uid"] for ref in metadata.get("ownerReferences") or ()):
         return
     with contextlib.suppress(errors.NotFound):
@@ -288,5 +284,5 @@ async def prune_archived(client: Client, revisions: Sequence[Revision], limit: i
     doomed = archived[: max(0, len(archived) - limit)]
     for revision in doomed:
         with contextlib.suppress(errors.NotFound):
-            await client.delete(COS, revision.name)
+            await client.delete(CLUSTER_OBJECT_SET, revision.name)
     return [r.name for r in doomed]

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import asyncio
 
-from olm.operator_controller.clusterobjectset.options import DEADLINE_UNIT_ENV, Options
-from olm.operator_controller.clusterobjectset.reconciler import COS, Reconciler
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.operator_controller.clusterobjectset.options import Options
+from olm.operator_controller.clusterobjectset.reconciler import Reconciler
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, owning_revisions
 from olm_runtime import controller
 from olm_runtime.controller import event, handler, source
 from olm_runtime.manager import Manager
 
-__all__ = ["CONTROLLER_NAME", "COS", "DEADLINE_UNIT_ENV", "Options", "Reconciler", "setup"]
+__all__ = ["CONTROLLER_NAME", "Options", "Reconciler", "setup"]
 
 CONTROLLER_NAME = "clusterobjectset"
 
@@ -51,7 +52,7 @@ async def setup(manager: Manager, options: Options | None = None) -> controller.
     )
     builder = (
         controller.Builder(manager)
-        .for_(COS)
+        .for_(CLUSTER_OBJECT_SET)
         .watches(source.Channel(drift, handler=handler.enqueue_mapped(owning_revisions)))
         .named(CONTROLLER_NAME)
         .with_options(controller.Options(max_concurrent_reconciles=options.max_concurrent_reconciles))

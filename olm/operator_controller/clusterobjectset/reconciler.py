@@ -24,6 +24,7 @@ import structlog
 
 from olm.api import conditions as api
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller.clusterobjectset import ownership, probes, status, teardown
 from olm.operator_controller.clusterobjectset.identity import Identity, MissingIdentity, identity_for
 from olm.operator_controller.clusterobjectset.options import Options
@@ -38,11 +39,10 @@ from olm.operator_controller.clusterobjectset.sources import (
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime import cache, conditions, controller, events, finalizers
-from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
+from olm_runtime.client import Client, CredentialError, errors, kinds
 
-__all__ = ["COS", "Reconciler", "State"]
+__all__ = ["Reconciler", "State"]
 
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 _log = structlog.get_logger("olm.operator_controller.clusterobjectset")
 
 
@@ -102,7 +102,7 @@ class Reconciler:
 
     async def reconcile(self, request: controller.Request) -> controller.Result:
         try:
-            cached = await self.reader.get(COS, request.name)
+            cached = await self.reader.get(CLUSTER_OBJECT_SET, request.name)
         except errors.NotFound:
             return controller.Result()
         cos = cache.mutable_copy(cached)
@@ -135,13 +135,17 @@ class Reconciler:
     # steps ---------------------------------------------------------------------------------------
 
     async def ensure_finalizer(self, state: State) -> bool:
-        updated = await finalizers.ensure_finalizer(self.client, COS, state.cos, names.TEARDOWN_FINALIZER)
+        updated = await finalizers.ensure_finalizer(
+            self.client, CLUSTER_OBJECT_SET, state.cos, names.TEARDOWN_FINALIZER
+        )
         state.cos["metadata"] = dict(updated["metadata"])
         return True
 
     async def drop_finalizer(self, state: State) -> bool:
         with contextlib.suppress(errors.NotFound):
-            await finalizers.remove_finalizer(self.client, COS, state.cos, names.TEARDOWN_FINALIZER)
+            await finalizers.remove_finalizer(
+                self.client, CLUSTER_OBJECT_SET, state.cos, names.TEARDOWN_FINALIZER
+            )
         return True
 
     async def resolve_identity(self, state: State) -> bool:
@@ -198,7 +202,7 @@ class Reconciler:
         if owner is None:
             return True
         selector = f"{names.OWNER_KIND_LABEL}={owner[0]},{names.OWNER_NAME_LABEL}={owner[1]}"
-        for other in await self.reader.list(COS, label_selector=selector):
+        for other in await self.reader.list(CLUSTER_OBJECT_SET, label_selector=selector):
             revision = ownership.Revision.of(other)
             if revision.uid != state.me.uid:
                 state.siblings[revision.uid] = revision
@@ -242,7 +246,7 @@ class Reconciler:
             if sibling.number >= state.me.number:
                 continue
             try:
-                current = await self.reader.get(COS, sibling.name)
+                current = await self.reader.get(CLUSTER_OBJECT_SET, sibling.name)
             except errors.NotFound:
                 continue
             if (current.get("spec") or {}).get("lifecycleState") != "Active" or (
@@ -250,7 +254,9 @@ class Reconciler:
             ):
                 continue
             with contextlib.suppress(errors.NotFound):
-                await self.client.patch(COS, sibling.name, {"spec": {"lifecycleState": "Archived"}})
+                await self.client.patch(
+                    CLUSTER_OBJECT_SET, sibling.name, {"spec": {"lifecycleState": "Archived"}}
+                )
                 self.recorder.event(
                     current,
                     events.NORMAL,
@@ -340,4 +346,4 @@ class Reconciler:
         ):
             self.recorder.event(state.cos, events.NORMAL, "Archived", "objects released or deleted")
         with contextlib.suppress(errors.NotFound):
-            await self.client.patch_status(COS, state.me.name, {"status": patch})
+            await self.client.patch_status(CLUSTER_OBJECT_SET, state.me.name, {"status": patch})
