@@ -17,11 +17,14 @@ Promises:
 Not promised: any order across different keys, or that every intermediate state of an object is
 seen (reconcilers get keys, not events: read the current state).
 
+A reconciler with several stages writes them as `Steps`: named async steps over one state object,
+run in order until one returns `STOP`, each timed and wrapped in a tracing span.
+
 The front door is `Builder(manager).for_(kind).owns(other).complete(reconciler)`; each step's
 docstring names the lower-level pieces it wires (`source.Kind`, `handler.enqueue_owner`, ...).
 """
 
-from olm_runtime.controller import event, handler, predicate, source
+from olm_runtime.controller import event, handler, predicate, source, steps
 from olm_runtime.controller._controller import EXPECTED_ERRORS, Controller, Options
 from olm_runtime.controller.builder import Builder
 from olm_runtime.controller.reconcile import (
@@ -32,20 +35,26 @@ from olm_runtime.controller.reconcile import (
     RetryableError,
     TerminalError,
 )
+from olm_runtime.controller.steps import CONTINUE, STOP, Next, Steps
 
 __all__ = [
+    "CONTINUE",
     "EXPECTED_ERRORS",
+    "STOP",
     "Builder",
     "Controller",
+    "Next",
     "Options",
     "Reconciler",
     "ReconcilerFunc",
     "Request",
     "Result",
     "RetryableError",
+    "Steps",
     "TerminalError",
     "event",
     "handler",
     "predicate",
     "source",
+    "steps",
 ]

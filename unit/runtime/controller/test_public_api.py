@@ -8,18 +8,23 @@ from olm_runtime import controller
 def test_exported_names() -> None:
     assert sorted(controller.__all__) == [
         "Builder",
+        "CONTINUE",
         "Controller",
         "EXPECTED_ERRORS",
+        "Next",
         "Options",
         "Reconciler",
         "ReconcilerFunc",
         "Request",
         "Result",
         "RetryableError",
+        "STOP",
+        "Steps",
         "TerminalError",
         "event",
         "handler",
         "predicate",
         "source",
+        "steps",
     ]
     assert all(hasattr(controller, name) for name in controller.__all__)
