@@ -33,6 +33,7 @@ from pathlib import Path
 
 import aiohttp
 
+from olm import testing_seams
 from olm.api import names
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
@@ -41,7 +42,7 @@ from olm_runtime.testing.process import free_ports
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 POLL_MINUTE_SECONDS = 1.0
-"""The `--testing-poll-minute` of catalogd in tests: pollIntervalMinutes 1 is one second."""
+"""catalogd's `OLM_TESTING_POLL_MINUTE_SECONDS` in tests: pollIntervalMinutes 1 is one second."""
 
 
 class _Subprocess:
@@ -237,7 +238,6 @@ class CatalogdProcess(_Subprocess):
             f"--storage-dir={self.storage_dir}",
             f"--pull-cas-dir={cas}",
             f"--external-address=127.0.0.1:{self.ports['catalogs']}",
-            f"--testing-poll-minute={POLL_MINUTE_SECONDS}",
             "--log-format=console",
             "--log-level=info",
             *self.extra_args,
@@ -253,7 +253,7 @@ class CatalogdProcess(_Subprocess):
                 f"--leader-election-namespace={self.lease_namespace}",
                 f"--leader-election-id={self.lease_name}",
             ]
-        self._launch(args)
+        self._launch(args, {testing_seams.POLL_MINUTE_SECONDS: str(POLL_MINUTE_SECONDS)})
 
 
 @dataclass

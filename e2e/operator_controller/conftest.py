@@ -30,9 +30,10 @@ from hack.crdgen import install as crds
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.processes import CatalogdProcess, OperatorControllerProcess
+from olm import testing_seams
 from olm.api import names
-from olm.operator_controller.clusterobjectset import DEADLINE_UNIT_ENV
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
+from olm_runtime.client import Client, errors, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
@@ -40,7 +41,6 @@ from olm_runtime.testing.registry import Registry
 # The suite's tests import these from here, beside the fixtures.
 __all__ = ["Extensions", "condition", "unique"]
 
-CLUSTER_CATALOG = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_CATALOG)
 SYSTEM_NAMESPACE = names.DEFAULT_SYSTEM_NAMESPACE
 CATALOG_LABEL = "e2e.olm-py.io/catalog"
 """Label on the session's ClusterCatalogs: `community` or `fixture`."""
@@ -120,7 +120,7 @@ async def operator_controller(
         control_plane,
         tmp_path_factory.mktemp("operator-controller"),
         # progressDeadlineMinutes' minimum is 10: let a minute last a second so tests can cross one.
-        env={DEADLINE_UNIT_ENV: str(DEADLINE_MINUTE_SECONDS)},
+        env={testing_seams.DEADLINE_MINUTE_SECONDS: str(DEADLINE_MINUTE_SECONDS)},
     )
     async with process.running():
         yield process
@@ -304,7 +304,6 @@ async def extensions(
 # --- upgrades: helpers shared by test_upgrades, test_upgrade_safety, test_revisions and ------------
 # --- test_catalog_polling ----------------------------------------------------------------------
 
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 EVENTS_NAMESPACE = "default"
 """Where Events regarding a cluster-scoped object (a ClusterExtension) are written."""
 
@@ -340,7 +339,7 @@ async def wait_installed(
 async def list_revisions(kube: Client, extension: str) -> list[dict[str, Any]]:
     """The extension's ClusterObjectSets, oldest first."""
     selector = f"{names.OWNER_KIND_LABEL}={names.CLUSTER_EXTENSION},{names.OWNER_NAME_LABEL}={extension}"
-    listed = await kube.list(COS, label_selector=selector)
+    listed = await kube.list(CLUSTER_OBJECT_SET, label_selector=selector)
     return sorted((dict(item) for item in listed.items), key=lambda cos: int(cos["spec"]["revision"]))
 
 

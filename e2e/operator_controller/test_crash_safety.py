@@ -16,19 +16,18 @@ from typing import Any
 
 from e2e.operator_controller.conftest import SYSTEM_NAMESPACE, Extensions, Installer, ServedCatalog, unique
 from hack.processes import OperatorControllerProcess
+from olm import testing_seams
 from olm.api import names
-from olm.operator_controller.clusterextension import CRASH_AFTER_SECRETS_ENV
-from olm_runtime.client import Client, GroupVersionKind, kinds
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
-
-COS = GroupVersionKind(names.GROUP, names.VERSION, names.CLUSTER_OBJECT_SET)
 
 
 async def owned(kube: Client, extension: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The extension's ClusterObjectSets and its content Secrets."""
     selector = f"{names.OWNER_NAME_LABEL}={extension}"
-    revisions = await kube.list(COS, label_selector=selector)
+    revisions = await kube.list(CLUSTER_OBJECT_SET, label_selector=selector)
     secrets = await kube.list(kinds.SECRET, namespace=SYSTEM_NAMESPACE, label_selector=selector)
     return [dict(r) for r in revisions.items], [dict(s) for s in secrets.items]
 
@@ -38,7 +37,7 @@ async def crash_after_secrets(
 ) -> None:
     """Run an operator-controller that kills itself after a revision's Secrets, `await create()`
     an extension and wait for the crash."""
-    crashing = OperatorControllerProcess(control_plane, workdir, env={CRASH_AFTER_SECRETS_ENV: "1"})
+    crashing = OperatorControllerProcess(control_plane, workdir, env={testing_seams.CRASH_AFTER_SECRETS: "1"})
     crashing.start()
     try:
         await crashing.wait_ready()
@@ -106,7 +105,7 @@ async def test_crash_between_secrets_and_revision_leaves_no_orphans(
         for secret in secrets:
             owners = secret["metadata"].get("ownerReferences") or []
             assert [(o["kind"], o["name"], o["uid"]) for o in owners] == [
-                (COS.kind, revision["metadata"]["name"], revision["metadata"]["uid"])
+                (CLUSTER_OBJECT_SET.kind, revision["metadata"]["name"], revision["metadata"]["uid"])
             ], secret["metadata"]
     finally:
         if operator_controller.process is None:

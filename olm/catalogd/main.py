@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, processflags, pullconfig, startup
+from olm import oci, processflags, pullconfig, startup, testing_seams
 from olm.catalogd import controller, follower, gc, metrics, webhook
 from olm.catalogd.content import Content
 from olm.catalogd.server import CatalogServer, ServerOptions
@@ -62,8 +62,6 @@ def parser() -> argparse.ArgumentParser:
         help="host[:port] (or https:// URL) clients reach the catalog server at; used for status.urls.base",
     )
     p.add_argument("--gc-interval", type=float, default=gc.DEFAULT_INTERVAL, help="seconds between GC rounds")
-    # Testing only: the length, in seconds, of one minute of pollIntervalMinutes.
-    p.add_argument("--testing-poll-minute", type=float, default=60.0, help=argparse.SUPPRESS)
     return p
 
 
@@ -79,7 +77,7 @@ def _base_url(external_address: str) -> str:
     return f"{address}/catalogs"
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
     config = await startup.load_config(args.kubeconfig)
     storage_dir: Path = args.storage_dir
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
@@ -116,7 +114,7 @@ async def run(args: argparse.Namespace) -> None:
                 manager,
                 content,
                 controller.ControllerOptions(
-                    base_url=_base_url(args.external_address), seconds_per_minute=args.testing_poll_minute
+                    base_url=_base_url(args.external_address), seconds_per_minute=seams.poll_minute_seconds
                 ),
             )
             if args.leader_elect:
@@ -132,7 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.configure(format=args.log_format, level=args.log_level)
     try:
-        asyncio.run(run(args))
+        seams = testing_seams.Seams.from_environ()
+    except testing_seams.SeamError as e:
+        _log.error("testing_seams.invalid", error=str(e))
+        return startup.EXIT_CODE
+    if seams.enabled():
+        _log.warning("testing_seams.enabled", **seams.enabled())
+    try:
+        asyncio.run(run(args, seams))
     except KeyboardInterrupt:
         return 130
     except startup.StartupError as e:

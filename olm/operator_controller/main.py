@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, processflags, pullconfig, startup
+from olm import oci, processflags, pullconfig, startup, testing_seams
 from olm.operator_controller import clusterextension, clusterobjectset
 from olm.operator_controller.catalogclient import CatalogClient
 from olm.operator_controller.catalogclient import ClientOptions as CatalogClientOptions
@@ -54,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
     config = await startup.load_config(args.kubeconfig)
     cache_dir: Path = args.cache_dir
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
@@ -72,7 +71,11 @@ async def run(args: argparse.Namespace) -> None:
         try:
             async with oci.RegistryClient(registry_options) as registry:
                 await clusterobjectset.setup(
-                    manager, clusterobjectset.Options.from_env(system_namespace=args.system_namespace)
+                    manager,
+                    clusterobjectset.Options(
+                        system_namespace=args.system_namespace,
+                        deadline_minute_seconds=seams.deadline_minute_seconds,
+                    ),
                 )
                 await clusterextension.setup(
                     manager,
@@ -81,7 +84,7 @@ async def run(args: argparse.Namespace) -> None:
                     clusterextension.Options(
                         system_namespace=args.system_namespace,
                         cache_dir=cache_dir,
-                        crash_after_secrets=os.environ.get(clusterextension.CRASH_AFTER_SECRETS_ENV) == "1",
+                        crash_after_secrets=seams.crash_after_secrets,
                     ),
                 )
                 _log.info(
@@ -96,7 +99,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.configure(format=args.log_format, level=args.log_level)
     try:
-        asyncio.run(run(args))
+        seams = testing_seams.Seams.from_environ()
+    except testing_seams.SeamError as e:
+        _log.error("testing_seams.invalid", error=str(e))
+        return startup.EXIT_CODE
+    if seams.enabled():
+        _log.warning("testing_seams.enabled", **seams.enabled())
+    try:
+        asyncio.run(run(args, seams))
     except KeyboardInterrupt:
         return 130
     except startup.StartupError as e:

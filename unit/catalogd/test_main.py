@@ -1,4 +1,4 @@
-"""The catalogd command line: flags, defaults, the hidden testing flag, derived URLs and addresses."""
+"""The catalogd command line: flags, defaults, derived URLs and addresses."""
 
 from __future__ import annotations
 
@@ -18,13 +18,6 @@ def test_defaults_match_the_manifests() -> None:
     assert args.health_probe_bind_address == ":8081"
     assert args.storage_dir == Path("/var/cache/catalogd")
     assert args.system_namespace == "olmv1-system"
-    assert args.testing_poll_minute == 60.0
-
-
-def test_the_testing_poll_flag_is_hidden_from_help() -> None:
-    text = main.parser().format_help()
-    assert "--testing-poll-minute" not in text
-    assert "--global-pull-secret" in text
 
 
 def test_tls_files_are_required() -> None:

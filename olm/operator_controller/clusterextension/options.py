@@ -7,7 +7,7 @@ from pathlib import Path
 
 from olm.api import names
 
-__all__ = ["CRASH_AFTER_SECRETS_ENV", "Options"]
+__all__ = ["Options"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,7 +28,4 @@ class Options:
     crash_after_secrets: bool = False
     """Testing only: kill the process with SIGKILL right after a revision's Secrets are created and
     before the revision is, to prove a crash there leaves nothing behind. Set by main from
-    `CRASH_AFTER_SECRETS_ENV`."""
-
-
-CRASH_AFTER_SECRETS_ENV = "OLM_TESTING_CRASH_AFTER_SECRETS"
+    `olm.testing_seams`."""

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from olm.api import names
 
-__all__ = ["DEADLINE_UNIT_ENV", "Options"]
-
-DEADLINE_UNIT_ENV = "OLM_COS_DEADLINE_MINUTE_SECONDS"
-"""Environment variable read by `Options.from_env`: seconds one `progressDeadlineMinutes` minute
-lasts. Only for tests, which cannot wait the API's minimum of 10 real minutes."""
+__all__ = ["Options"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,18 +27,11 @@ class Options:
     teardown_interval: float = 5.0
     """Seconds between checks while objects being deleted still exist."""
     deadline_minute_seconds: float = 60.0
-    """Seconds in one minute of `progressDeadlineMinutes` (lowered only by tests)."""
+    """Seconds in one minute of `progressDeadlineMinutes` (lowered only by tests, through
+    `olm.testing_seams`)."""
     max_object_bytes: int = 10 * 1024 * 1024
     """Largest decompressed manifest accepted from a referenced Secret."""
     apply_concurrency: int = 16
     """Objects of one phase applied at the same time."""
     max_concurrent_reconciles: int = 4
     """Revisions reconciled at the same time."""
-
-    @classmethod
-    def from_env(cls, **overrides: object) -> Options:
-        """Options with `deadline_minute_seconds` taken from `DEADLINE_UNIT_ENV` when set."""
-        value = os.environ.get(DEADLINE_UNIT_ENV)
-        if value and "deadline_minute_seconds" not in overrides:
-            overrides["deadline_minute_seconds"] = float(value)
-        return cls(**overrides)  # type: ignore[arg-type]
