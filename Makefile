@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status image
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status image
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -14,8 +14,10 @@ help:
 	@echo "make test           unit + e2e tests, then the deployed suite (each starts its own control plane)"
 	@echo "make unit | e2e | e2e-deployed   one part of the tests"
 	@echo "make image          build the OLM image here (no Docker) and push it to the make-run registry if up"
-	@echo "make lint           ruff, mypy, import contracts, generated files up to date"
-	@echo "make manifests      regenerate the CRDs under manifests/crds from olm/api"
+	@echo "make lint           ruff, mypy, import contracts, generated files up to date, the docs site builds"
+	@echo "make manifests      regenerate the CRDs under manifests/crds from olm/api, and their reference pages"
+	@echo "make docs           build the documentation site into build/site (strict: broken links fail)"
+	@echo "make docs-serve     serve the documentation site on http://127.0.0.1:8000 with live reload"
 	@echo "make bench-runtime  olm_runtime against controller-runtime and kopf (figures, not tests)"
 	@echo "make bench-cos      ClusterObjectSet rollout times and API requests (figures, not tests)"
 	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
@@ -58,12 +60,24 @@ lint: deps
 	$(UV_RUN) mypy
 	$(UV_RUN) lint-imports
 	$(UV_RUN) python -m hack.crdgen --check
+	$(UV_RUN) python -m hack.apidocs --check
+	$(MAKE) docs
 
 image: deps
 	$(UV_RUN) python -m hack.image --dev-registry
 
 manifests:
 	$(UV_RUN) python -m hack.crdgen
+	$(UV_RUN) python -m hack.apidocs
+
+# The theme's banner about its end of life is noise in every build; the site itself is unaffected.
+DOCS_ENV := NO_MKDOCS_2_WARNING=1
+
+docs:
+	$(DOCS_ENV) $(UV_RUN) mkdocs build --strict
+
+docs-serve:
+	$(DOCS_ENV) $(UV_RUN) mkdocs serve --strict --dev-addr 127.0.0.1:8000
 
 fmt:
 	$(UV_RUN) ruff format .

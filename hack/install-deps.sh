@@ -9,7 +9,9 @@ UV_VERSION=0.13.9
 # docker-registry: the local OCI registry. containerd, runc, containernetworking-plugins, iptables,
 # conntrack, iproute2: the real kubelet node (olm_runtime.testing.node). mmdebstrap, python3-pip-whl,
 # buildah: the OLM image's base layer, its wheels, and the Containerfile build check (hack/image).
-DEBIAN_PACKAGES=(docker-registry containerd runc containernetworking-plugins iptables conntrack iproute2 mmdebstrap python3-pip-whl buildah)
+# chromium, fonts-dejavu-core: e2e/docs renders the documentation site headless and checks the
+# pages are not blank; without a font installed, text renders as nothing.
+DEBIAN_PACKAGES=(docker-registry containerd runc containernetworking-plugins iptables conntrack iproute2 mmdebstrap python3-pip-whl buildah chromium fonts-dejavu-core)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
