@@ -26,12 +26,11 @@ address and port.
 
 from __future__ import annotations
 
-import asyncio
 import ssl
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
+from olm_runtime import clock as clocks
 from olm_runtime import logging
 from olm_runtime.client import ConfigError, CredentialError, RestConfig, errors, transport
 from olm_runtime.client import load_config as load_rest_config
@@ -78,9 +77,6 @@ NOT_RETRIED_LOCAL = (
     "not retried: a local file or credential source (CA bundle, client certificate, token, exec "
     "plugin) cannot be used"
 )
-
-Clock = Callable[[], float]
-Sleep = Callable[[float], Awaitable[None]]
 
 _log = logging.get_logger("startup")
 
@@ -168,8 +164,7 @@ async def wait_for_api_server(
     config: RestConfig,
     *,
     timeout: float = DEFAULT_TIMEOUT,
-    clock: Clock = time.monotonic,
-    sleep: Sleep = asyncio.sleep,
+    clock: clocks.Clock = clocks.REAL,
 ) -> None:
     """Return once `GET /version` succeeds; raise `APIServerUnreachable` after `timeout` seconds of
     retryable failures or `APIServerRejected` at the first one that is not (see the module doc).
@@ -177,7 +172,7 @@ async def wait_for_api_server(
     `requester` is normally the process client's transport, so the check uses the very connection
     settings the controllers will; `config` is only read for the log (`server`, `ca_file`).
     """
-    started = clock()
+    started = clock.now()
     deadline = started + timeout
     fields: dict[str, object] = {"address": config.server}
     if config.ca_file is not None:
@@ -187,7 +182,7 @@ async def wait_for_api_server(
     attempt = 0
     while True:
         attempt += 1
-        remaining = deadline - clock()
+        remaining = deadline - clock.now()
         attempt_timeout = min(max(remaining, _MIN_ATTEMPT_TIMEOUT), _MAX_ATTEMPT_TIMEOUT)
         try:
             await requester.request("GET", PROBE_PATH, timeout=attempt_timeout)
@@ -196,12 +191,12 @@ async def wait_for_api_server(
             reason = not_retried_because(e)
             if reason is not None:
                 raise APIServerRejected(cause=cause, retry=reason, **fields) from e
-            remaining = deadline - clock()
+            remaining = deadline - clock.now()
             if remaining <= 0:
                 raise APIServerUnreachable(
                     cause=cause,
                     attempts=attempt,
-                    waited_seconds=round(clock() - started, 1),
+                    waited_seconds=round(clock.now() - started, 1),
                     timeout_seconds=timeout,
                     **fields,
                 ) from e
@@ -209,7 +204,7 @@ async def wait_for_api_server(
             _log.warning(
                 "startup.api_server_waiting", cause=cause, attempt=attempt, retry_in=round(delay, 2), **fields
             )
-            await sleep(delay)
+            await clocks.sleep(clock, delay)
             continue
         if attempt > 1:
             _log.info("startup.api_server_reached", attempts=attempt, **fields)

@@ -15,6 +15,7 @@ from olm import processflags, startup
 from olm.catalogd import main as catalogd_main
 from olm.operator_controller import main as operator_controller_main
 from olm_runtime.client import CredentialError, RestConfig, errors
+from olm_runtime.clock import FakeClock
 
 SERVER = "https://10.96.0.1:443"
 CONFIG = RestConfig(server=SERVER, ca_file=Path("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"))
@@ -71,19 +72,16 @@ def test_backoff_doubles_and_is_capped() -> None:
     assert [startup.backoff(n) for n in range(1, 7)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
 
 
-class FakeTime:
-    """A clock that only `sleep` moves, so retry schedules are exact and instant."""
+class FakeTime(FakeClock):
+    """A clock that only sleeping moves, so retry schedules are exact and instant."""
 
     def __init__(self) -> None:
-        self.now = 1000.0
+        super().__init__(start=1000.0)
         self.sleeps: list[float] = []
 
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
+    async def sleep_until(self, deadline: float) -> None:
+        self.sleeps.append(deadline - self.now())
+        self.advance(deadline - self.now())
 
 
 class ScriptedRequester:
@@ -119,7 +117,7 @@ def _refusing_forever() -> Iterator[Exception | bytes]:
 async def test_a_reachable_server_is_asked_once() -> None:
     time = FakeTime()
     requester = ScriptedRequester(iter([b'{"major": "1"}']))
-    await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time.clock, sleep=time.sleep)
+    await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time)
     assert [(method, path) for method, path, _ in requester.calls] == [("GET", "/version")]
     assert time.sleeps == []
 
@@ -128,7 +126,7 @@ async def test_a_slow_server_is_waited_for() -> None:
     time = FakeTime()
     refused = _transport_error(ConnectionRefusedError(111, "refused"))
     requester = ScriptedRequester(iter([refused, TimeoutError("timed out"), refused, b"{}"]))
-    await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time.clock, sleep=time.sleep)
+    await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time)
     assert len(requester.calls) == 4
     assert time.sleeps == [0.5, 1.0, 2.0]
 
@@ -137,7 +135,7 @@ async def test_an_unreachable_server_is_given_up_on_at_the_deadline() -> None:
     time = FakeTime()
     requester = ScriptedRequester(_refusing_forever())
     with pytest.raises(startup.APIServerUnreachable) as caught:
-        await startup.wait_for_api_server(requester, CONFIG, timeout=10, clock=time.clock, sleep=time.sleep)
+        await startup.wait_for_api_server(requester, CONFIG, timeout=10, clock=time)
     # 0.5 + 1 + 2 + 4, then the rest up to the deadline, then one last attempt at it.
     assert time.sleeps == [0.5, 1.0, 2.0, 4.0, 2.5]
     assert caught.value.event == "startup.api_server_unreachable"
@@ -155,7 +153,7 @@ async def test_every_attempt_is_bounded_by_the_time_left_but_gets_a_fair_chance(
     time = FakeTime()
     requester = ScriptedRequester(_refusing_forever())
     with pytest.raises(startup.APIServerUnreachable):
-        await startup.wait_for_api_server(requester, CONFIG, timeout=60, clock=time.clock, sleep=time.sleep)
+        await startup.wait_for_api_server(requester, CONFIG, timeout=60, clock=time)
     timeouts = [timeout for _, _, timeout in requester.calls]
     assert timeouts[0] == 10.0  # capped: a black-holed address must not eat the whole budget at once
     assert timeouts[-1] == 1.0  # started at the deadline, still long enough to connect on loopback
@@ -165,7 +163,7 @@ async def test_a_zero_timeout_asks_once() -> None:
     time = FakeTime()
     requester = ScriptedRequester(_refusing_forever())
     with pytest.raises(startup.APIServerUnreachable) as caught:
-        await startup.wait_for_api_server(requester, CONFIG, timeout=0, clock=time.clock, sleep=time.sleep)
+        await startup.wait_for_api_server(requester, CONFIG, timeout=0, clock=time)
     assert caught.value.fields["attempts"] == 1
     assert time.sleeps == []
 
@@ -185,7 +183,7 @@ async def test_a_rejection_ends_the_wait_at_once_and_says_why(error: Exception, 
     time = FakeTime()
     requester = ScriptedRequester(iter([error]))
     with pytest.raises(startup.APIServerRejected) as caught:
-        await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time.clock, sleep=time.sleep)
+        await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time)
     assert time.sleeps == []
     assert caught.value.event == "startup.api_server_rejected"
     assert caught.value.fields["address"] == SERVER

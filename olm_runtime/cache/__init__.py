@@ -38,7 +38,6 @@ What is not promised:
 """
 
 from olm_runtime.cache._cache import Cache, NotCached, ResourceMapper, freeze_gc_once
-from olm_runtime.cache._clock import SYSTEM_CLOCK, Clock, SystemClock
 from olm_runtime.cache._handlers import EventHandler, EventHandlerFuncs, HandlerRegistration
 from olm_runtime.cache._informer import Informer, InformerStatistics, InformerStopped
 from olm_runtime.cache._metrics import CacheMetrics
@@ -77,12 +76,10 @@ __all__ = [
     "ALL_NAMESPACES",
     "INITIAL_EVENTS_END",
     "NAMESPACE_INDEX",
-    "SYSTEM_CLOCK",
     "Cache",
     "CacheMetrics",
     "CacheOptions",
     "CacheReader",
-    "Clock",
     "DeletedFinalStateUnknown",
     "EventHandler",
     "EventHandlerFuncs",
@@ -106,7 +103,6 @@ __all__ = [
     "SelectorError",
     "Store",
     "StreamingListIncomplete",
-    "SystemClock",
     "Transform",
     "VeryShortWatch",
     "WatchTransport",

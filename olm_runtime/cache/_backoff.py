@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from olm_runtime.cache._clock import SYSTEM_CLOCK, Clock
+from olm_runtime.clock import REAL, Clock
 
 __all__ = ["Backoff"]
 
@@ -27,7 +27,7 @@ class Backoff:
         factor: float = 2.0,
         jitter: float = 1.0,
         reset_after: float = 120.0,
-        clock: Clock = SYSTEM_CLOCK,
+        clock: Clock = REAL,
         rand: Callable[[], float] = random.random,
     ) -> None:
         if initial <= 0 or cap < initial or factor < 1 or jitter < 0:

@@ -10,7 +10,6 @@ from typing import Any, Protocol
 
 import structlog
 
-from olm_runtime.cache._clock import SYSTEM_CLOCK, Clock
 from olm_runtime.cache._informer import Informer, InformerStatistics
 from olm_runtime.cache._metrics import CACHE, CacheMetrics
 from olm_runtime.cache._objects import Transform, freeze
@@ -18,6 +17,7 @@ from olm_runtime.cache._options import CacheOptions, KindOptions
 from olm_runtime.cache._reflector import WatchTransport
 from olm_runtime.cache._selector import parse_selector
 from olm_runtime.client.gvk import GroupVersionKind, ResourceInfo
+from olm_runtime.clock import REAL, Clock
 
 __all__ = ["Cache", "NotCached", "ResourceMapper"]
 
@@ -79,7 +79,7 @@ class Cache:
         mapper: ResourceMapper,
         options: CacheOptions | None = None,
         *,
-        clock: Clock = SYSTEM_CLOCK,
+        clock: Clock = REAL,
         metrics: CacheMetrics = CACHE,
     ) -> None:
         """`metrics` is where the informers' health is reported (default: the runtime's registry)."""

@@ -17,7 +17,6 @@ from typing import Any
 
 import structlog
 
-from olm_runtime.cache._clock import SYSTEM_CLOCK, Clock
 from olm_runtime.cache._handlers import EventHandler, HandlerRegistration
 from olm_runtime.cache._objects import DeletedFinalStateUnknown, Object, Transform, object_key
 from olm_runtime.cache._reflector import (
@@ -30,6 +29,7 @@ from olm_runtime.cache._reflector import (
 from olm_runtime.cache._selector import LabelSelector
 from olm_runtime.cache._store import NAMESPACE_INDEX, IndexFunc, Store
 from olm_runtime.client.gvk import ResourceInfo
+from olm_runtime.clock import REAL, Clock
 
 __all__ = ["Informer", "InformerStatistics", "InformerStopped"]
 
@@ -99,7 +99,7 @@ class Informer:
         indexers: Mapping[str, IndexFunc] | None = None,
         resync_period: float | None = None,
         reflector_options: ReflectorOptions | None = None,
-        clock: Clock = SYSTEM_CLOCK,
+        clock: Clock = REAL,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.resource = resource

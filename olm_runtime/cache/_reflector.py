@@ -35,10 +35,10 @@ import orjson
 import structlog
 
 from olm_runtime.cache._backoff import Backoff
-from olm_runtime.cache._clock import SYSTEM_CLOCK, Clock, Timer, sleep
 from olm_runtime.cache._objects import Transform, object_key
 from olm_runtime.client import errors
 from olm_runtime.client.gvk import ResourceInfo
+from olm_runtime.clock import REAL, Clock, Timer, sleep
 
 __all__ = [
     "INITIAL_EVENTS_END",
@@ -236,7 +236,7 @@ class Reflector:
         metadata_only: bool = False,
         transform: Transform | None = None,
         options: ReflectorOptions | None = None,
-        clock: Clock = SYSTEM_CLOCK,
+        clock: Clock = REAL,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self._transport = transport

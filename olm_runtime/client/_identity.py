@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from datetime import datetime
 
 import orjson
 
+from olm_runtime import clock as clocks
 from olm_runtime.client import errors
-from olm_runtime.client.auth import CredentialError
+from olm_runtime.client.auth import CredentialError, WallClock
 from olm_runtime.client.transport import Requester
 
-Clock = Callable[[], float]
 REFRESH_FRACTION = 0.8
 """A token is renewed after this fraction of its lifetime, like the kubelet does for projected tokens."""
 
@@ -34,8 +33,8 @@ class ServiceAccountToken:
         *,
         audiences: tuple[str, ...] = (),
         expiration_seconds: int = 3600,
-        clock: Clock = time.monotonic,
-        wall_clock: Clock = time.time,
+        clock: clocks.Clock = clocks.REAL,
+        wall_clock: WallClock = time.time,
     ) -> None:
         self.namespace = namespace
         self.name = name
@@ -52,10 +51,10 @@ class ServiceAccountToken:
         return f"ServiceAccountToken({self.namespace}/{self.name})"
 
     async def token(self) -> str:
-        if self._token is not None and self._clock() < self._renew_at:
+        if self._token is not None and self._clock.now() < self._renew_at:
             return self._token
         async with self._lock:
-            if self._token is None or self._clock() >= self._renew_at:
+            if self._token is None or self._clock.now() >= self._renew_at:
                 self._token, self._renew_at = await self._request()
             return self._token
 
@@ -68,7 +67,7 @@ class ServiceAccountToken:
             spec["audiences"] = list(self._audiences)
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
         path = f"/api/v1/namespaces/{self.namespace}/serviceaccounts/{self.name}/token"
-        started = self._clock()
+        started = self._clock.now()
         try:
             data = await self._transport.request(
                 "POST", path, body=orjson.dumps(body), content_type="application/json"

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 import orjson
 
+from olm_runtime import clock as clocks
+
 __all__ = [
     "CredentialError",
     "ExecCredentials",
@@ -26,7 +28,8 @@ __all__ = [
     "TokenProvider",
 ]
 
-Clock = Callable[[], float]
+WallClock = Callable[[], float]
+"""Seconds since the epoch, as `time.time`: what credential expiry times are compared with."""
 
 
 class CredentialError(Exception):
@@ -66,7 +69,7 @@ class FileToken:
     """
 
     def __init__(
-        self, path: str | Path, *, reload_after: float = 60.0, clock: Clock = time.monotonic
+        self, path: str | Path, *, reload_after: float = 60.0, clock: clocks.Clock = clocks.REAL
     ) -> None:
         self.path = Path(path)
         self._reload_after = reload_after
@@ -75,7 +78,7 @@ class FileToken:
         self._read_at = 0.0
 
     async def token(self) -> str:
-        now = self._clock()
+        now = self._clock.now()
         if self._value is None or now - self._read_at >= self._reload_after:
             try:
                 self._value = self.path.read_text().strip()
@@ -126,12 +129,14 @@ class ExecCredentials:
     (`interactiveMode: Always`) are not supported: the plugin's stdin is closed.
     """
 
-    def __init__(self, plugin: ExecPlugin, *, margin: float = 10.0, wall_clock: Clock = time.time) -> None:
+    def __init__(
+        self, plugin: ExecPlugin, *, margin: float = 10.0, wall_clock: WallClock = time.time
+    ) -> None:
         if plugin.api_version not in _SUPPORTED_EXEC_VERSIONS:
             raise CredentialError(f"exec plugin apiVersion {plugin.api_version!r} is not supported")
         self.plugin = plugin
         self._margin = margin
-        self._clock = wall_clock
+        self._wall_clock = wall_clock
         self._cached: ExecResult | None = None
         self._lock = asyncio.Lock()
 
@@ -146,7 +151,7 @@ class ExecCredentials:
 
     def _fresh(self, result: ExecResult | None) -> bool:
         return result is not None and (
-            result.expires_at is None or result.expires_at - self._margin > self._clock()
+            result.expires_at is None or result.expires_at - self._margin > self._wall_clock()
         )
 
     async def credentials(self) -> ExecResult:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from olm_runtime import logging, metrics, tracing, workqueue
 from olm_runtime.client import errors
+from olm_runtime.clock import REAL, Clock
 from olm_runtime.controller.reconcile import Reconciler, Request, RetryableError, TerminalError
 from olm_runtime.controller.source import Source
 
@@ -46,7 +47,7 @@ class Controller:
         reconciler: Reconciler,
         sources: Sequence[Source],
         options: Options = Options(),
-        clock: workqueue.clock.Clock = workqueue.clock.REAL,
+        clock: Clock = REAL,
     ) -> None:
         if options.max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")

@@ -38,9 +38,9 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 from prometheus_client import Counter, Gauge
 
+from olm_runtime import clock as clocks
 from olm_runtime import logging, metrics
 from olm_runtime.client import Client, errors, kinds
-from olm_runtime.workqueue import clock as clocks
 
 __all__ = [
     "JITTER_FACTOR",
@@ -258,7 +258,7 @@ class LeaderElector:
         _log.info("waiting to acquire leader lease", lease=self.lock.describe(), identity=self.identity)
         while not await self._try_acquire_or_renew(self._clock.now() + self.request_timeout):
             jitter = 1.0 + self._rng.random() * JITTER_FACTOR
-            await self._clock.sleep_until(self._clock.now() + self.retry_period * jitter)
+            await clocks.sleep(self._clock, self.retry_period * jitter)
         self._set_leading(True)
         record = self._observed
         _log.info(
@@ -283,7 +283,7 @@ class LeaderElector:
                         f"lease {self.lock.describe()} not renewed within the renew deadline "
                         f"({self.renew_deadline:g}s)"
                     )
-            await self._clock.sleep_until(self._clock.now() + self.retry_period)
+            await clocks.sleep(self._clock, self.retry_period)
 
     async def release(self) -> bool:
         """Give the lease up at once if held; True if the release was written.

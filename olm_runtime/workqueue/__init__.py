@@ -34,12 +34,11 @@ What it does not promise:
 - No thread safety: a queue belongs to one event loop; only `statistics()` may be read from
   another thread.
 
-Time comes from a `clock.Clock` (`clock.FakeClock` in tests). A queue created with a `name` reports
+Time comes from an `olm_runtime.clock.Clock` (`FakeClock` in tests). A queue created with a `name` reports
 the `workqueue_*` metrics of `olm_runtime.metrics`; one without a name records none. `statistics()`
 gives a `Statistics` snapshot, which the metrics read at scrape time.
 """
 
-from olm_runtime.workqueue import clock
 from olm_runtime.workqueue._delaying import DelayingQueue
 from olm_runtime.workqueue._limiters import (
     BucketRateLimiter,
@@ -61,6 +60,5 @@ __all__ = [
     "RateLimitingQueue",
     "ShutDown",
     "Statistics",
-    "clock",
     "default_controller_rate_limiter",
 ]

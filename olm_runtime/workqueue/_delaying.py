@@ -5,9 +5,9 @@ from __future__ import annotations
 import heapq
 import itertools
 
+from olm_runtime import clock as _clock
 from olm_runtime import metrics as _metrics
 from olm_runtime.workqueue import _queue
-from olm_runtime.workqueue import clock as _clock
 from olm_runtime.workqueue._queue import T
 
 

@@ -6,7 +6,7 @@ import math
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
-from olm_runtime.workqueue import clock as _clock
+from olm_runtime import clock as _clock
 from olm_runtime.workqueue._queue import T
 
 T_contra = TypeVar("T_contra", bound=Hashable, contravariant=True)

@@ -9,8 +9,8 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
+from olm_runtime import clock as _clock
 from olm_runtime import metrics as _metrics
-from olm_runtime.workqueue import clock as _clock
 
 T = TypeVar("T", bound=Hashable)
 

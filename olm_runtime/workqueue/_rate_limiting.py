@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from olm_runtime import clock as _clock
 from olm_runtime import metrics as _metrics
 from olm_runtime.workqueue import _delaying, _limiters
-from olm_runtime.workqueue import clock as _clock
 from olm_runtime.workqueue._queue import T
 
 

@@ -17,8 +17,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from olm_runtime import metrics, workqueue
-from olm_runtime.workqueue import clock
+from olm_runtime import clock, metrics, workqueue
 
 Scenario = Callable[[int], Coroutine[Any, Any, int]]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import orjson
 
+from olm_runtime import clock
 from olm_runtime.client import errors
 from olm_runtime.client.gvk import GroupVersionKind, GroupVersionResource, ResourceInfo
-from olm_runtime.workqueue import clock
 
 CONFIGMAPS = ResourceInfo(
     gvk=GroupVersionKind("", "v1", "ConfigMap"),

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
+from olm_runtime import clock
 from olm_runtime.cache._backoff import Backoff
-from olm_runtime.workqueue import clock
 
 
 def test_the_base_delay_doubles_up_to_the_cap() -> None:

@@ -10,11 +10,11 @@ import pytest
 
 from olm_runtime import controller, metrics
 from olm_runtime.client import errors
+from olm_runtime.clock import FakeClock
 from olm_runtime.controller._controller import Controller, Options
 from olm_runtime.controller.event import GenericEvent
 from olm_runtime.controller.reconcile import ReconcilerFunc, Request, Result, TerminalError
 from olm_runtime.controller.source import Channel
-from olm_runtime.workqueue.clock import FakeClock
 
 _names = itertools.count()
 

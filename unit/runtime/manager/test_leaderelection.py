@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from olm_runtime import clock
 from olm_runtime.client import errors
 from olm_runtime.manager import leaderelection
 from olm_runtime.manager.leaderelection import LeaderElectionLost, LeaderElectionRecord, LeaderElector
-from olm_runtime.workqueue import clock
 
 LEASE = 15.0
 RENEW = 10.0

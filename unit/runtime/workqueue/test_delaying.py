@@ -6,8 +6,7 @@ import asyncio
 
 import pytest
 
-from olm_runtime import workqueue
-from olm_runtime.workqueue import clock
+from olm_runtime import clock, workqueue
 
 
 def _queue() -> tuple[workqueue.DelayingQueue[str], clock.FakeClock]:

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from olm_runtime import workqueue
-from olm_runtime.workqueue import clock
+from olm_runtime import clock, workqueue
 
 
 def test_exponential_limiter_doubles_from_5ms_and_is_capped_at_1000s() -> None:

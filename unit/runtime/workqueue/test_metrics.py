@@ -7,8 +7,7 @@ import gc
 import pytest
 from prometheus_client import CollectorRegistry
 
-from olm_runtime import metrics, workqueue
-from olm_runtime.workqueue import clock
+from olm_runtime import clock, metrics, workqueue
 
 LABELS = {"name": "q", "controller": "q"}
 

@@ -10,8 +10,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from olm_runtime import workqueue
-from olm_runtime.workqueue import clock
+from olm_runtime import clock, workqueue
 
 ITEMS = st.sampled_from(["a", "b", "c", "d"])
 DELAYS = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 1.5, 3.0])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from olm_runtime import workqueue
-from olm_runtime.workqueue import clock
 
 
 def test_workqueue_exports_exactly_these_names() -> None:
@@ -17,15 +16,10 @@ def test_workqueue_exports_exactly_these_names() -> None:
         "RateLimitingQueue",
         "ShutDown",
         "Statistics",
-        "clock",
         "default_controller_rate_limiter",
     ]
     for name in workqueue.__all__:
         assert getattr(workqueue, name) is not None
-
-
-def test_clock_exports_exactly_these_names() -> None:
-    assert sorted(clock.__all__) == ["Clock", "FakeClock", "REAL", "RealClock", "Timer"]
 
 
 def test_queue_methods_are_pinned() -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from olm_runtime import workqueue
-from olm_runtime.workqueue import clock
+from olm_runtime import clock, workqueue
 
 
 async def test_add_rate_limited_adds_after_the_limiter_delay() -> None:

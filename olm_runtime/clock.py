@@ -1,10 +1,12 @@
-"""Time as the workqueue sees it: a seam that tests replace with `FakeClock`.
+"""Time as the runtime sees it: the one seam that tests replace with `FakeClock`.
 
-A `Clock` reads monotonic seconds and schedules callbacks at a deadline. The queue uses it for delayed
-adds and its duration metrics, the bucket rate limiter for its refill. `RealClock` (the shared instance
-is `REAL`) reads `time.monotonic()` and schedules on the running asyncio loop. `FakeClock` only moves
-when a test calls `advance`, which runs every callback that falls due, in deadline order, before it
-returns. Embedders can use it in their own tests the same way.
+A `Clock` reads monotonic seconds, schedules callbacks at a deadline and sleeps until one. Workqueues
+use it for delayed adds and their duration metrics, rate limiters for their refill, reflectors and
+informers for backoffs, the watchdog and resyncs, leader election for its lease timing, token
+providers for their renewal. `RealClock` (the shared instance is `REAL`) reads `time.monotonic()`
+and schedules on the running asyncio loop. `FakeClock` only moves when a test calls `advance`, which
+runs every callback that falls due, in deadline order, before it returns. Embedders can use it in
+their own tests the same way.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-__all__ = ["REAL", "Clock", "FakeClock", "RealClock", "Timer"]
+__all__ = ["REAL", "Clock", "FakeClock", "RealClock", "Timer", "sleep"]
 
 
 class Timer(Protocol):
@@ -55,7 +57,12 @@ class RealClock:
 
 
 REAL = RealClock()
-"""The clock every workqueue and rate limiter uses unless given another."""
+"""The clock every runtime component uses unless given another."""
+
+
+async def sleep(on: Clock, seconds: float) -> None:
+    """Sleep `seconds` on `on`."""
+    await on.sleep_until(on.now() + seconds)
 
 
 @dataclasses.dataclass(eq=False)

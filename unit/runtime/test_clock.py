@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from olm_runtime.workqueue import clock
+from olm_runtime import clock
 
 
 def test_fake_clock_stands_still_until_advanced() -> None:
@@ -101,3 +101,7 @@ async def test_real_clock_sleep_until_returns_after_its_deadline() -> None:
     deadline = clock.REAL.now() + 0.01
     await clock.REAL.sleep_until(deadline)
     assert clock.REAL.now() >= deadline
+
+
+def test_clock_exports_exactly_these_names() -> None:
+    assert sorted(clock.__all__) == ["Clock", "FakeClock", "REAL", "RealClock", "Timer", "sleep"]
