@@ -10,7 +10,7 @@ The pieces, bottom up:
 - `RESTMapper`: kind <-> resource from discovery, cached, refreshed when a kind is missing.
 - `Client`: get, list (paged), watch, create, update, patch (merge, JSON, strategic), server-side
   apply, delete (propagation, preconditions), status and other subresources, dry-run; bodies parsed
-  with orjson into dicts. `client.typed(Model)` wraps it for pydantic models of custom resources.
+  with orjson into dicts.
 - Identities: `client.impersonating(user, groups)` and `client.for_service_account(ns, name)` share
   the parent's connections.
 
@@ -38,7 +38,6 @@ from olm_runtime.client.gvk import GroupVersionKind, GroupVersionResource, Resou
 from olm_runtime.client.options import ObjectList, PatchType, Preconditions, PropagationPolicy, WatchEvent
 from olm_runtime.client.restmapper import NoKindMatch, RESTMapper
 from olm_runtime.client.transport import Transport
-from olm_runtime.client.typed import TypedClient
 
 __all__ = [
     "Client",
@@ -60,7 +59,6 @@ __all__ = [
     "StaticToken",
     "TokenProvider",
     "Transport",
-    "TypedClient",
     "WatchEvent",
     "errors",
     "in_cluster_config",

@@ -23,7 +23,6 @@ from olm_runtime.client.gvk import GroupVersionKind, ResourceInfo
 from olm_runtime.client.options import ObjectList, PatchType, Preconditions, PropagationPolicy, WatchEvent
 from olm_runtime.client.restmapper import RESTMapper
 from olm_runtime.client.transport import Transport
-from olm_runtime.client.typed import M, TypedClient
 
 __all__ = ["Client"]
 
@@ -129,10 +128,6 @@ class Client:
             namespace, name, audiences=audiences, expiration_seconds=expiration_seconds
         )
         return self._derive(self.config.with_identity(token_provider=provider))
-
-    def typed(self, model: type[M]) -> TypedClient[M]:
-        """Typed calls for a pydantic model class that declares `__gvk__` (see `typed.TypedClient`)."""
-        return TypedClient(self, model)
 
     # discovery ----------------------------------------------------------------------------------
 

@@ -25,19 +25,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
 from olm_runtime import cache
 from olm_runtime.client.client import Client
 from olm_runtime.client.gvk import GroupVersionKind
-from olm_runtime.client.typed import gvk_of
 from olm_runtime.controller import handler as handlers
 from olm_runtime.controller._controller import Controller, Options
 from olm_runtime.controller.predicate import Predicate
 from olm_runtime.controller.reconcile import Reconciler
 from olm_runtime.controller.source import Kind, Source
-
-KindLike = GroupVersionKind | type[BaseModel]
 
 
 class Manager(Protocol):
@@ -50,10 +45,6 @@ class Manager(Protocol):
     def client(self) -> Client: ...
 
     def add(self, runnable: Any) -> None: ...
-
-
-def _gvk(kind: KindLike) -> GroupVersionKind:
-    return kind if isinstance(kind, GroupVersionKind) else gvk_of(kind)
 
 
 class Builder:
@@ -76,7 +67,7 @@ class Builder:
 
     def for_(
         self,
-        kind: KindLike,
+        kind: GroupVersionKind,
         *,
         predicates: Sequence[Predicate] = (),
         namespaces: Iterable[str] | None = None,
@@ -85,7 +76,7 @@ class Builder:
         """Reconcile objects of `kind` (at most one `for_` per controller)."""
         if self._for is not None:
             raise ValueError("for_ may be called only once; use watches_kind for more kinds")
-        self._for = _gvk(kind)
+        self._for = kind
         self._sources.append(
             Kind(
                 self._manager.cache,
@@ -99,16 +90,16 @@ class Builder:
         return self
 
     def owns(
-        self, kind: KindLike, *, predicates: Sequence[Predicate] = (), only_controller: bool = True
+        self, kind: GroupVersionKind, *, predicates: Sequence[Predicate] = (), only_controller: bool = True
     ) -> Builder:
         """Reconcile the `for_` object that owns (as controller, unless `only_controller=False`) a
         changed object of `kind`."""
-        self._owned.append((_gvk(kind), tuple(predicates), only_controller))
+        self._owned.append((kind, tuple(predicates), only_controller))
         return self
 
     def watches_kind(
         self,
-        kind: KindLike,
+        kind: GroupVersionKind,
         handler: handlers.Handler,
         *,
         predicates: Sequence[Predicate] = (),
@@ -120,7 +111,7 @@ class Builder:
         return self.watches(
             Kind(
                 self._manager.cache,
-                _gvk(kind),
+                kind,
                 handler=handler,
                 predicates=predicates,
                 namespaces=namespaces,

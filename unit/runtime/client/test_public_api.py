@@ -30,7 +30,6 @@ def test_client_exports_exactly_these_names() -> None:
         "StaticToken",
         "TokenProvider",
         "Transport",
-        "TypedClient",
         "WatchEvent",
         "errors",
         "in_cluster_config",
