@@ -20,19 +20,13 @@ from typing import Any
 
 from hack.deploy import kustomize
 from olm.api import names
-from olm_runtime.client import Client, GroupVersionKind, PatchType, errors
+from olm_runtime.client import Client, PatchType, errors, kinds
+from olm_runtime.testing import certmanager
 
 NAMESPACE = names.DEFAULT_SYSTEM_NAMESPACE
 DEPLOYMENTS = ("catalogd-controller-manager", "operator-controller-controller-manager")
 TRUSTED_CA_CONFIGMAPS = ("catalogd-trusted-registry-cas", "operator-controller-trusted-registry-cas")
-DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")
-POD = GroupVersionKind("", "v1", "Pod")
-REPLICA_SET = GroupVersionKind("apps", "v1", "ReplicaSet")
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
-EVENT = GroupVersionKind("", "v1", "Event")
-CERTIFICATE = GroupVersionKind("cert-manager.io", "v1", "Certificate")
-MUTATING_WEBHOOK = GroupVersionKind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration")
-ENDPOINT_SLICE = GroupVersionKind("discovery.k8s.io", "v1", "EndpointSlice")
 CATALOGD_WEBHOOK = "catalogd-mutating-webhook-configuration"
 CATALOGD_SERVICE = "catalogd-service"
 STUCK_SECONDS = 20.0
@@ -114,11 +108,12 @@ async def wait_webhook_ready(client: Client, *, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     missing = "the CA bundle"
     while time.monotonic() < deadline:
-        configuration = await client.get(MUTATING_WEBHOOK, CATALOGD_WEBHOOK)
+        configuration = await client.get(kinds.MUTATING_WEBHOOK_CONFIGURATION, CATALOGD_WEBHOOK)
         if all((w.get("clientConfig") or {}).get("caBundle") for w in configuration.get("webhooks") or ()):
             missing = "a ready endpoint of catalogd-service"
             selector = f"kubernetes.io/service-name={CATALOGD_SERVICE}"
-            slices = (await client.list(ENDPOINT_SLICE, namespace=NAMESPACE, label_selector=selector)).items
+            listed = await client.list(kinds.ENDPOINT_SLICE, namespace=NAMESPACE, label_selector=selector)
+            slices = listed.items
             endpoints = [e for s in slices for e in s.get("endpoints") or ()]
             if any((e.get("conditions") or {}).get("ready") for e in endpoints):
                 return
@@ -133,7 +128,7 @@ async def require_cert_manager(client: Client) -> None:
     """Fail before applying anything when cert-manager's kinds are not served: catalogd's
     certificates are cert-manager objects, and half of OLM applied helps nobody."""
     try:
-        await client.list(CERTIFICATE, namespace=NAMESPACE)
+        await client.list(certmanager.CERTIFICATE, namespace=NAMESPACE)
     except (errors.APIError, LookupError):
         raise DeploymentFailed(
             "cert-manager is not installed (the cluster does not serve cert-manager.io/v1 Certificates): "
@@ -143,14 +138,16 @@ async def require_cert_manager(client: Client) -> None:
 
 async def set_image(client: Client, deployment: str, image: str) -> None:
     """Roll one Deployment to another image (its only container)."""
-    current = await client.get(DEPLOYMENT, deployment, namespace=NAMESPACE)
+    current = await client.get(kinds.DEPLOYMENT, deployment, namespace=NAMESPACE)
     containers = current["spec"]["template"]["spec"]["containers"]
     patch = {
         "spec": {
             "template": {"spec": {"containers": [{"name": c["name"], "image": image} for c in containers]}}
         }
     }
-    await client.patch(DEPLOYMENT, deployment, patch, namespace=NAMESPACE, patch_type=PatchType.STRATEGIC)
+    await client.patch(
+        kinds.DEPLOYMENT, deployment, patch, namespace=NAMESPACE, patch_type=PatchType.STRATEGIC
+    )
 
 
 async def wait_rolled_out(client: Client, name: str, *, timeout: float) -> None:
@@ -158,7 +155,7 @@ async def wait_rolled_out(client: Client, name: str, *, timeout: float) -> None:
     deadline = time.monotonic() + max(timeout, 1.0)
     stuck_since: dict[str, float] = {}
     while True:
-        deployment = await client.get(DEPLOYMENT, name, namespace=NAMESPACE)
+        deployment = await client.get(kinds.DEPLOYMENT, name, namespace=NAMESPACE)
         if rolled_out(deployment):
             return
         # Until the controller has seen the latest spec, the revision annotation (and with it which
@@ -218,20 +215,20 @@ async def _current_pods(client: Client, deployment: Mapping[str, Any]) -> list[d
     pull its image says nothing about the rollout under way (e.g. rolling back from a bad tag)."""
     selector = ",".join(f"{k}={v}" for k, v in deployment["spec"]["selector"]["matchLabels"].items())
     revision = (deployment["metadata"].get("annotations") or {}).get(REVISION_ANNOTATION)
-    replica_sets = (await client.list(REPLICA_SET, namespace=NAMESPACE, label_selector=selector)).items
+    replica_sets = (await client.list(kinds.REPLICA_SET, namespace=NAMESPACE, label_selector=selector)).items
     hashes = {
         rs["metadata"]["labels"].get("pod-template-hash")
         for rs in replica_sets
         if (rs["metadata"].get("annotations") or {}).get(REVISION_ANNOTATION) == revision
     }
-    pods = (await client.list(POD, namespace=NAMESPACE, label_selector=selector)).items
+    pods = (await client.list(kinds.POD, namespace=NAMESPACE, label_selector=selector)).items
     return [pod for pod in pods if pod["metadata"].get("labels", {}).get("pod-template-hash") in hashes]
 
 
 async def _events(client: Client, deployment: str, pods: Sequence[Mapping[str, Any]]) -> list[str]:
     involved = {deployment, *(pod["metadata"]["name"] for pod in pods)}
     try:
-        events = (await client.list(EVENT, namespace=NAMESPACE)).items
+        events = (await client.list(kinds.EVENT, namespace=NAMESPACE)).items
     except errors.APIError:
         return []
     chosen = [e for e in events if (e.get("involvedObject") or {}).get("name") in involved]

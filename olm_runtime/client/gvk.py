@@ -7,25 +7,25 @@ from dataclasses import dataclass
 __all__ = ["GroupVersionKind", "GroupVersionResource", "ResourceInfo"]
 
 
-def _api_version(group: str, version: str) -> str:
-    return f"{group}/{version}" if group else version
+@dataclass(frozen=True, slots=True)
+class _GroupVersion:
+    group: str
+    version: str
+
+    @property
+    def api_version(self) -> str:
+        """The `apiVersion` field of objects in this group and version: `v1` or `apps/v1`."""
+        return f"{self.group}/{self.version}" if self.group else self.version
 
 
 @dataclass(frozen=True, slots=True)
-class GroupVersionKind:
+class GroupVersionKind(_GroupVersion):
     """A kind in one API version, e.g. `GroupVersionKind("apps", "v1", "Deployment")`.
 
     The core group is the empty string (`GroupVersionKind("", "v1", "ConfigMap")`).
     """
 
-    group: str
-    version: str
     kind: str
-
-    @property
-    def api_version(self) -> str:
-        """The `apiVersion` field of objects of this kind: `v1` or `apps/v1`."""
-        return _api_version(self.group, self.version)
 
     @classmethod
     def from_api_version(cls, api_version: str, kind: str) -> GroupVersionKind:
@@ -40,16 +40,10 @@ class GroupVersionKind:
 
 
 @dataclass(frozen=True, slots=True)
-class GroupVersionResource:
+class GroupVersionResource(_GroupVersion):
     """A resource in one API version, e.g. `GroupVersionResource("apps", "v1", "deployments")`."""
 
-    group: str
-    version: str
     resource: str
-
-    @property
-    def api_version(self) -> str:
-        return _api_version(self.group, self.version)
 
     def __str__(self) -> str:
         return f"{self.api_version}, Resource={self.resource}"

@@ -35,6 +35,7 @@ CLUSTER_ROLE_BINDING = GroupVersionKind(_RBAC, "v1", "ClusterRoleBinding")
 
 CUSTOM_RESOURCE_DEFINITION = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 API_SERVICE = GroupVersionKind("apiregistration.k8s.io", "v1", "APIService")
+ENDPOINT_SLICE = GroupVersionKind("discovery.k8s.io", "v1", "EndpointSlice")
 LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 EVENTS_EVENT = GroupVersionKind("events.k8s.io", "v1", "Event")
 NETWORK_POLICY = GroupVersionKind("networking.k8s.io", "v1", "NetworkPolicy")
