@@ -12,8 +12,8 @@ A tour, bottom up (each package's docstring states its model and promises):
   and its front door, `Builder`.
 - `manager`: the `Manager` that starts servers, caches and controllers in order, with leader
   election, health/readiness/metrics endpoints and an admission webhook server.
-- `events`, `conditions`, `finalizers`, `logging`, `tracing`, `metrics`: the helpers every
-  controller needs.
+- `events`, `conditions`, `finalizers`, `ownerrefs`, `logging`, `tracing`, `metrics`: the helpers
+  every controller needs.
 - `clock`: the one source of monotonic time and timers, with a `FakeClock` for tests.
 - `testing`: a real control plane, registry and pytest fixtures for embedders' tests.
 

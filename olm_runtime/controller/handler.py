@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from olm_runtime import ownerrefs
 from olm_runtime.client.gvk import GroupVersionKind
 from olm_runtime.controller.event import Event, Object, objects_of
 from olm_runtime.controller.reconcile import Request
@@ -44,13 +45,11 @@ def enqueue_owner(
 
     def handler(event: Event) -> Iterator[Request]:
         for obj in objects_of(event):
-            metadata = obj.get("metadata") or {}
-            for ref in metadata.get("ownerReferences") or ():
+            for ref in ownerrefs.owner_references(obj):
                 if only_controller and not ref.get("controller"):
                     continue
-                group = ref.get("apiVersion", "").rpartition("/")[0]
-                if ref.get("kind") == owner.kind and group == owner.group:
-                    namespace = "" if cluster_scoped else (metadata.get("namespace") or "")
+                if ownerrefs.refers_to_kind(ref, owner):
+                    namespace = "" if cluster_scoped else ((obj.get("metadata") or {}).get("namespace") or "")
                     yield Request(name=ref["name"], namespace=namespace)
 
     return handler

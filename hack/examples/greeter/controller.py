@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from olm_runtime import conditions, controller, events, finalizers
+from olm_runtime import conditions, controller, events, finalizers, ownerrefs
 from olm_runtime.cache import CacheReader
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.manager import Manager
@@ -69,24 +69,14 @@ class GreetingReconciler:
 
     def _config_map(self, greeting: Any) -> dict[str, Any]:
         metadata = greeting["metadata"]
-        owner = {
-            "apiVersion": GREETING.api_version,
-            "kind": GREETING.kind,
-            "name": metadata["name"],
-            "uid": metadata["uid"],
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
-        return {
+        config_map: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {
-                "name": f"{metadata['name']}-greeting",
-                "namespace": metadata["namespace"],
-                "ownerReferences": [owner],
-            },
+            "metadata": {"name": f"{metadata['name']}-greeting", "namespace": metadata["namespace"]},
             "data": {"message": greeting["spec"]["message"]},
         }
+        ownerrefs.set_controller_reference(greeting, config_map)
+        return config_map
 
     async def _report_ready(self, greeting: Any) -> None:
         status = dict(greeting.get("status") or {})
