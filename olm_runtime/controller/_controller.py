@@ -8,9 +8,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from olm_runtime import logging, metrics, tracing, workqueue
+from olm_runtime import logging, tracing, workqueue
 from olm_runtime.client import errors
 from olm_runtime.clock import REAL, Clock
+from olm_runtime.controller._metrics import CONTROLLER, ReconcileResult
 from olm_runtime.controller.reconcile import Reconciler, Request, RetryableError, TerminalError
 from olm_runtime.controller.source import Source
 
@@ -64,9 +65,7 @@ class Controller:
         return self.options.needs_leader_election
 
     async def start(self) -> None:
-        metrics.CONTROLLER.initialise(
-            self.name, max_concurrent_reconciles=self.options.max_concurrent_reconciles
-        )
+        CONTROLLER.initialise(self.name, max_concurrent_reconciles=self.options.max_concurrent_reconciles)
         async with asyncio.TaskGroup() as group:
             for source in self.sources:
                 group.create_task(source.start(self.queue), name=f"{self.name}-source")
@@ -99,7 +98,7 @@ class Controller:
 
     async def reconcile_once(self, request: Request) -> None:
         """Run the reconciler for one request and requeue it as the outcome says."""
-        name, family = self.name, metrics.CONTROLLER
+        name, family = self.name, CONTROLLER
         reconcile_id = uuid.uuid4().hex[:16]
         attributes = {"controller": name, "object.name": request.name, "object.namespace": request.namespace}
         family.active_workers.labels(name).inc()
@@ -108,7 +107,7 @@ class Controller:
             logging.bound(controller=name, object=str(request), reconcile_id=reconcile_id),
             tracing.tracer().start_as_current_span(f"reconcile {name}", attributes=attributes) as span,
         ):
-            result_label = metrics.ReconcileResult.ERROR
+            result_label = ReconcileResult.ERROR
             deadline = asyncio.timeout(self.options.reconcile_timeout)
             try:
                 async with deadline:
@@ -139,9 +138,9 @@ class Controller:
                 self.queue.forget(request)
                 if result.requeue_after is not None:
                     self.queue.add_after(request, result.requeue_after)
-                    result_label = metrics.ReconcileResult.REQUEUE_AFTER
+                    result_label = ReconcileResult.REQUEUE_AFTER
                 else:
-                    result_label = metrics.ReconcileResult.SUCCESS
+                    result_label = ReconcileResult.SUCCESS
             finally:
                 family.active_workers.labels(name).dec()
                 family.reconcile_time.labels(name).observe(time.monotonic() - started)

@@ -34,9 +34,10 @@ What it does not promise:
 - No thread safety: a queue belongs to one event loop; only `statistics()` may be read from
   another thread.
 
-Time comes from an `olm_runtime.clock.Clock` (`FakeClock` in tests). A queue created with a `name` reports
-the `workqueue_*` metrics of `olm_runtime.metrics`; one without a name records none. `statistics()`
-gives a `Statistics` snapshot, which the metrics read at scrape time.
+Time comes from an `olm_runtime.clock.Clock` (`FakeClock` in tests). A queue created with a `name`
+reports the `workqueue_*` families (`WorkqueueMetrics`, on the runtime's registry unless given
+another); one without a name records none. `statistics()` gives a `Statistics` snapshot, which the
+metrics read at scrape time.
 """
 
 from olm_runtime.workqueue._delaying import DelayingQueue
@@ -47,6 +48,7 @@ from olm_runtime.workqueue._limiters import (
     RateLimiter,
     default_controller_rate_limiter,
 )
+from olm_runtime.workqueue._metrics import WorkqueueMetrics
 from olm_runtime.workqueue._queue import Queue, ShutDown, Statistics
 from olm_runtime.workqueue._rate_limiting import RateLimitingQueue
 
@@ -60,5 +62,6 @@ __all__ = [
     "RateLimitingQueue",
     "ShutDown",
     "Statistics",
+    "WorkqueueMetrics",
     "default_controller_rate_limiter",
 ]

@@ -6,8 +6,7 @@ import heapq
 import itertools
 
 from olm_runtime import clock as _clock
-from olm_runtime import metrics as _metrics
-from olm_runtime.workqueue import _queue
+from olm_runtime.workqueue import _metrics, _queue
 from olm_runtime.workqueue._queue import T
 
 

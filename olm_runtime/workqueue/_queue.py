@@ -10,7 +10,7 @@ from collections.abc import Hashable
 from typing import Generic, TypeVar
 
 from olm_runtime import clock as _clock
-from olm_runtime import metrics as _metrics
+from olm_runtime.workqueue import _metrics
 
 T = TypeVar("T", bound=Hashable)
 
@@ -51,7 +51,8 @@ class Queue(Generic[T]):
     - `name`: reports the `workqueue_*` metrics under this name (both the `name` and `controller`
       labels); without a name the queue records no metrics.
     - `clock`: where time comes from; tests pass a `clock.FakeClock`.
-    - `metrics`: where a named queue reports; `olm_runtime.metrics.WORKQUEUE` unless given another.
+    - `metrics`: where a named queue reports; the runtime registry's `WorkqueueMetrics` unless given
+      another.
 
     A queue belongs to one event loop and its thread; only `statistics` may be called from another
     thread (the metrics server's).

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from olm_runtime import clock as _clock
-from olm_runtime import metrics as _metrics
-from olm_runtime.workqueue import _delaying, _limiters
+from olm_runtime.workqueue import _delaying, _limiters, _metrics
 from olm_runtime.workqueue._queue import T
 
 

@@ -17,14 +17,14 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from olm_runtime import clock, metrics, workqueue
+from olm_runtime import clock, workqueue
 
 Scenario = Callable[[int], Coroutine[Any, Any, int]]
 
 
 def _queue(named: bool, fake: clock.Clock = clock.REAL) -> workqueue.RateLimitingQueue[int]:
     if named:
-        provider = metrics.WorkqueueMetrics(CollectorRegistry())
+        provider = workqueue.WorkqueueMetrics(CollectorRegistry())
         return workqueue.RateLimitingQueue[int](name="bench", clock=fake, metrics=provider)
     return workqueue.RateLimitingQueue[int](clock=fake)
 

@@ -1,1 +1,1 @@
-"""Tests of olm_runtime.workqueue and olm_runtime.metrics."""
+"""Tests of olm_runtime.workqueue."""

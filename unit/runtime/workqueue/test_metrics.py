@@ -1,4 +1,4 @@
-"""Metrics: workqueue_* values read back from a registry after queue operations, controller_runtime_*."""
+"""Metrics: workqueue_* values read back from a registry after queue operations."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ LABELS = {"name": "q", "controller": "q"}
 def _named_queue() -> tuple[workqueue.RateLimitingQueue[str], clock.FakeClock, CollectorRegistry]:
     registry = CollectorRegistry()
     fake = clock.FakeClock()
-    queue = workqueue.RateLimitingQueue[str](name="q", clock=fake, metrics=metrics.WorkqueueMetrics(registry))
+    queue = workqueue.RateLimitingQueue[str](
+        name="q", clock=fake, metrics=workqueue.WorkqueueMetrics(registry)
+    )
     return queue, fake, registry
 
 
@@ -97,7 +99,7 @@ async def test_unfinished_work_and_longest_running_processor_are_computed_at_scr
 
 async def test_a_queue_without_a_name_records_no_metrics() -> None:
     registry = CollectorRegistry()
-    queue = workqueue.Queue[str](metrics=metrics.WorkqueueMetrics(registry))
+    queue = workqueue.Queue[str](metrics=workqueue.WorkqueueMetrics(registry))
     queue.add("a")
     queue.done(await queue.get())
     samples = [sample for family in registry.collect() for sample in family.samples]
@@ -106,7 +108,7 @@ async def test_a_queue_without_a_name_records_no_metrics() -> None:
 
 async def test_queues_sharing_a_name_add_up() -> None:
     registry = CollectorRegistry()
-    provider = metrics.WorkqueueMetrics(registry)
+    provider = workqueue.WorkqueueMetrics(registry)
     fake = clock.FakeClock()
     first = workqueue.Queue[str](name="q", clock=fake, metrics=provider)
     second = workqueue.Queue[str](name="q", clock=fake, metrics=provider)
@@ -135,7 +137,7 @@ async def test_a_garbage_queue_stops_reporting() -> None:
 def test_workqueue_families_have_client_go_names_labels_and_buckets() -> None:
     registry = CollectorRegistry()
     queue = workqueue.Queue[str](
-        name="q", clock=clock.FakeClock(), metrics=metrics.WorkqueueMetrics(registry)
+        name="q", clock=clock.FakeClock(), metrics=workqueue.WorkqueueMetrics(registry)
     )
     families = {family.name: family for family in registry.collect()}
     assert {name: family.type for name, family in families.items()} == {
@@ -160,24 +162,6 @@ def test_workqueue_families_have_client_go_names_labels_and_buckets() -> None:
     assert queue.name == "q"
 
 
-def test_the_runtime_registry_carries_workqueue_controller_and_process_families() -> None:
-    names = {family.name for family in metrics.REGISTRY.collect()}
-    assert {
-        "controller_runtime_reconcile",
-        "controller_runtime_reconcile_errors",
-        "controller_runtime_terminal_reconcile_errors",
-        "controller_runtime_reconcile_panics",
-        "controller_runtime_reconcile_timeouts",
-        "controller_runtime_reconcile_time_seconds",
-        "controller_runtime_max_concurrent_reconciles",
-        "controller_runtime_active_workers",
-        "workqueue_depth",
-        "workqueue_queue_duration_seconds",
-        "python_gc_objects_collected",
-        "python_info",
-    } <= names
-
-
 def test_a_named_queue_reports_to_the_runtime_registry_by_default() -> None:
     queue = workqueue.Queue[str](name="test-default-provider")
     queue.add("a")
@@ -186,34 +170,6 @@ def test_a_named_queue_reports_to_the_runtime_registry_by_default() -> None:
     queue.shut_down()
 
 
-def test_initialise_creates_every_controller_series_at_zero() -> None:
-    registry = CollectorRegistry()
-    controller = metrics.ControllerMetrics(registry)
-    controller.initialise("c", max_concurrent_reconciles=4)
-    for result in ["success", "error", "requeue_after"]:
-        labels = {"controller": "c", "result": result}
-        assert registry.get_sample_value("controller_runtime_reconcile_total", labels) == 0
-    for counter in ["errors", "terminal_reconcile_errors", "panics", "timeouts"]:
-        name = (
-            f"controller_runtime_{counter}_total"
-            if counter == "terminal_reconcile_errors"
-            else f"controller_runtime_reconcile_{counter}_total"
-        )
-        assert registry.get_sample_value(name, {"controller": "c"}) == 0
-    assert registry.get_sample_value("controller_runtime_max_concurrent_reconciles", {"controller": "c"}) == 4
-    assert registry.get_sample_value("controller_runtime_active_workers", {"controller": "c"}) == 0
-    assert (
-        registry.get_sample_value("controller_runtime_reconcile_time_seconds_count", {"controller": "c"}) == 0
-    )
-
-
-def test_reconcile_time_has_controller_runtime_buckets() -> None:
-    assert metrics.RECONCILE_TIME_BUCKETS[0] == 0.005
-    assert metrics.RECONCILE_TIME_BUCKETS[-1] == 60.0
-    assert len(metrics.RECONCILE_TIME_BUCKETS) == 40
-    assert list(metrics.RECONCILE_TIME_BUCKETS) == sorted(metrics.RECONCILE_TIME_BUCKETS)
-
-
 def test_an_empty_metrics_name_is_refused() -> None:
     with pytest.raises(ValueError, match="non-empty"):
-        metrics.WorkqueueMetrics(CollectorRegistry()).register("", workqueue.Queue[str]())
+        workqueue.WorkqueueMetrics(CollectorRegistry()).register("", workqueue.Queue[str]())

@@ -16,6 +16,7 @@ def test_workqueue_exports_exactly_these_names() -> None:
         "RateLimitingQueue",
         "ShutDown",
         "Statistics",
+        "WorkqueueMetrics",
         "default_controller_rate_limiter",
     ]
     for name in workqueue.__all__:
