@@ -439,18 +439,8 @@ class Reflector:
         (positioned after the initial-events-end bookmark) for the watch to continue on."""
         while True:
             rv = "" if self._rv_unavailable else self._last_rv
-            params = {
-                **self._base_params,
-                "watch": "true",
-                "sendInitialEvents": "true",
-                "resourceVersionMatch": "NotOlderThan",
-                "allowWatchBookmarks": "true",
-                "timeoutSeconds": str(self._watch_timeout()),
-            }
-            if rv:
-                params["resourceVersion"] = rv
             try:
-                stream = await self._open(params)
+                stream = await self._open(rv, initial_events=True)
             except (errors.TooManyRequests, errors.TransportError, TimeoutError) as error:
                 await self._retry_delay(error)
                 continue
@@ -505,7 +495,17 @@ class Reflector:
 
     # Watches ---------------------------------------------------------------------------------
 
-    async def _open(self, params: dict[str, str]) -> _Stream:
+    async def _open(self, rv: str, *, initial_events: bool) -> _Stream:
+        """Open a watch from `rv` (from now when empty). With `initial_events` it is a streaming list:
+        the current state, no older than `rv`, comes first as ADDED events, ended by a bookmark."""
+        params = {**self._base_params, "watch": "true"}
+        if initial_events:
+            params["sendInitialEvents"] = "true"
+            params["resourceVersionMatch"] = "NotOlderThan"
+        params["allowWatchBookmarks"] = "true"
+        params["timeoutSeconds"] = str(self._watch_timeout())
+        if rv:
+            params["resourceVersion"] = rv
         stack = AsyncExitStack()
         try:
             async with asyncio.timeout(self._options.inactivity_timeout):
@@ -533,16 +533,8 @@ class Reflector:
                 # Watches from "" or "0" start with synthetic ADDED events in no particular order:
                 # their resourceVersions are not progress until something else arrives.
                 propagate = rv not in ("", "0")
-                params = {
-                    **self._base_params,
-                    "watch": "true",
-                    "allowWatchBookmarks": "true",
-                    "timeoutSeconds": str(self._watch_timeout()),
-                }
-                if rv:
-                    params["resourceVersion"] = rv
                 try:
-                    stream = await self._open(params)
+                    stream = await self._open(rv, initial_events=False)
                 except (errors.TooManyRequests, errors.TransportError, TimeoutError) as error:
                     await self._retry_delay(error)
                     continue

@@ -18,7 +18,7 @@ import os
 import ssl
 import tempfile
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -168,6 +168,18 @@ class Transport:
             headers.update(extra)
         return headers
 
+    @contextlib.contextmanager
+    def _connection_errors(self, method: str, what: str) -> Iterator[None]:
+        """Raise a request that got no HTTP response as `TimeoutError` or `errors.TransportError`
+        naming `what`, and count it with `code="<error>"`."""
+        try:
+            yield
+        except (TimeoutError, aiohttp.ClientError) as e:
+            _metrics.REST_CLIENT.requests.labels("<error>", method, self._host).inc()
+            if isinstance(e, TimeoutError):
+                raise TimeoutError(f"{what} timed out") from e
+            raise errors.TransportError(f"{what}: {e}") from e
+
     def _should_refresh_token(self, status: int, refreshed: bool) -> bool:
         if status != 401 or refreshed or self.config.token_provider is None:
             return False
@@ -236,7 +248,7 @@ class Transport:
             sock_connect=self.config.connect_timeout,
         )
         started = time.monotonic()
-        try:
+        with self._connection_errors(method, f"{method} {path}"):
             async with self._pool.requests().request(
                 method,
                 self._base + path,
@@ -251,12 +263,6 @@ class Transport:
                 data = await response.read()
                 _metrics.REST_CLIENT.requests.labels(str(response.status), method, self._host).inc()
                 return response.status, data, response.headers
-        except TimeoutError as e:
-            _metrics.REST_CLIENT.requests.labels("<error>", method, self._host).inc()
-            raise TimeoutError(f"{method} {path} timed out") from e
-        except aiohttp.ClientError as e:
-            _metrics.REST_CLIENT.requests.labels("<error>", method, self._host).inc()
-            raise errors.TransportError(f"{method} {path}: {e}") from e
 
     def stream(
         self,
@@ -289,7 +295,7 @@ class Transport:
         refreshed = False
         while True:
             headers = await self._headers(extra_headers, None)
-            try:
+            with self._connection_errors("GET", f"GET {path} (watch)"):
                 response = await self._pool.watches().get(
                     self._base + path,
                     params=params,
@@ -298,12 +304,6 @@ class Transport:
                     proxy=self.config.proxy_url,
                     server_hostname=self.config.tls_server_name,
                 )
-            except TimeoutError as e:
-                _metrics.REST_CLIENT.requests.labels("<error>", "GET", self._host).inc()
-                raise TimeoutError(f"GET {path} (watch) timed out") from e
-            except aiohttp.ClientError as e:
-                _metrics.REST_CLIENT.requests.labels("<error>", "GET", self._host).inc()
-                raise errors.TransportError(f"GET {path} (watch): {e}") from e
             _metrics.REST_CLIENT.requests.labels(str(response.status), "GET", self._host).inc()
             if response.status == 200:
                 break

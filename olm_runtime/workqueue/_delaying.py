@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from typing import Unpack
 
 from olm_runtime import clock as _clock
-from olm_runtime.workqueue import _metrics, _queue
-from olm_runtime.workqueue._queue import T
+from olm_runtime.workqueue import _queue
+from olm_runtime.workqueue._queue import QueueOptions, T
 
 
 class DelayingQueue(_queue.Queue[T]):
@@ -20,14 +21,8 @@ class DelayingQueue(_queue.Queue[T]):
     cancels the timer and forgets the waiting items.
     """
 
-    def __init__(
-        self,
-        *,
-        name: str | None = None,
-        clock: _clock.Clock = _clock.REAL,
-        metrics: _metrics.WorkqueueMetrics = _metrics.WORKQUEUE,
-    ) -> None:
-        super().__init__(name=name, clock=clock, metrics=metrics)
+    def __init__(self, **options: Unpack[QueueOptions]) -> None:
+        super().__init__(**options)
         self._heap: list[tuple[float, int, T]] = []
         # item -> (deadline, sequence) of its one live heap entry; heap entries that disagree are stale.
         self._deadlines: dict[T, tuple[float, int]] = {}

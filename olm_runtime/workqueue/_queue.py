@@ -7,12 +7,20 @@ import contextlib
 import dataclasses
 from collections import deque
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import Generic, TypedDict, TypeVar
 
 from olm_runtime import clock as _clock
 from olm_runtime.workqueue import _metrics
 
 T = TypeVar("T", bound=Hashable)
+
+
+class QueueOptions(TypedDict, total=False):
+    """The keyword options of `Queue`, which its subclasses pass on unchanged."""
+
+    name: str | None
+    clock: _clock.Clock
+    metrics: _metrics.WorkqueueMetrics
 
 
 class ShutDown(Exception):

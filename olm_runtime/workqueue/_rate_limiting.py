@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from olm_runtime import clock as _clock
-from olm_runtime.workqueue import _delaying, _limiters, _metrics
-from olm_runtime.workqueue._queue import T
+from typing import Unpack
+
+from olm_runtime.workqueue import _delaying, _limiters
+from olm_runtime.workqueue._queue import QueueOptions, T
 
 
 class RateLimitingQueue(_delaying.DelayingQueue[T]):
@@ -16,16 +17,11 @@ class RateLimitingQueue(_delaying.DelayingQueue[T]):
     """
 
     def __init__(
-        self,
-        *,
-        rate_limiter: _limiters.RateLimiter[T] | None = None,
-        name: str | None = None,
-        clock: _clock.Clock = _clock.REAL,
-        metrics: _metrics.WorkqueueMetrics = _metrics.WORKQUEUE,
+        self, *, rate_limiter: _limiters.RateLimiter[T] | None = None, **options: Unpack[QueueOptions]
     ) -> None:
-        super().__init__(name=name, clock=clock, metrics=metrics)
+        super().__init__(**options)
         if rate_limiter is None:
-            rate_limiter = _limiters.default_controller_rate_limiter(clock=clock)
+            rate_limiter = _limiters.default_controller_rate_limiter(clock=self.clock)
         self._rate_limiter = rate_limiter
 
     @property
