@@ -3,35 +3,23 @@
 The image config label `operators.operatorframework.io.index.configs.v1` names the catalog
 directory inside the image (usually `/configs`). That directory, and nothing else, is extracted
 with the safety rules of `olm.oci.apply_layers` (no traversal, no absolute paths, no links out,
-no devices, a size cap) into a staging directory, which is renamed into
-`<root>/<catalog>/<digest>` only once complete. A directory that exists there is therefore whole,
-and is reused as is: unpacking the same digest again (after a restart, say) pulls nothing but the
-tag resolution and extracts nothing.
+no devices, a size cap) by `olm.oci.unpack_into`, into `<root>/<catalog>/<digest>`, atomically.
+A directory that exists there is therefore whole, and is reused as is: unpacking the same digest
+again (after a restart, say) pulls nothing but the tag resolution and extracts nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import gzip
-import os
 import shutil
-import tarfile
-import uuid
-import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from olm import oci
 from olm.catalogd.storage import is_valid_name
 
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
 DEFAULT_MAX_CATALOG_BYTES = 2 << 30
-
-
-_CORRUPT_LAYER = (tarfile.TarError, zlib.error, EOFError, gzip.BadGzipFile)
 
 
 class UnpackError(Exception):
@@ -63,10 +51,10 @@ class Unpacker:
         self.max_bytes = max_bytes
         root.mkdir(parents=True, exist_ok=True)
 
-    def path(self, catalog: str, digest: oci.Digest) -> Path:
+    def _directory(self, catalog: str) -> Path:
         if not is_valid_name(catalog):
             raise ValueError(f"invalid catalog name {catalog!r}: must be a DNS-1123 subdomain")
-        return self.root / catalog / f"{digest.algorithm}-{digest.hex}"
+        return self.root / catalog
 
     async def unpack(self, catalog: str, reference: oci.Reference) -> Unpacked:
         """Pull `reference` and extract its catalog directory (reusing a finished unpack of the digest)."""
@@ -77,50 +65,26 @@ class Unpacker:
                 f"image {pulled.reference} is not a catalog image: its config has no label {CONFIGS_LABEL!r} "
                 "naming the directory that holds the File-Based Catalog"
             )
-        digest = pulled.reference.digest
-        if digest is None:  # pull always answers with a digest reference
+        if pulled.reference.digest is None:  # pull always answers with a digest reference
             raise UnpackError(f"image {reference} did not resolve to a digest")
-        final = self.path(catalog, digest)
+        options = oci.ExtractOptions(select=configs_dir, max_total_bytes=self.max_bytes)
         try:
-            if not final.is_dir():
-                await asyncio.to_thread(self._extract, pulled, configs_dir, final)
-        except oci.UnsafeContent as error:
-            raise UnpackError(f"image {pulled.reference}: {error}") from None
-        except _CORRUPT_LAYER as error:
+            path = await oci.unpack_into(pulled, self._directory(catalog), options)
+        except oci.EmptySelection:
             raise UnpackError(
-                f"image {pulled.reference}: a layer is not a readable tar archive in its declared "
-                f"compression ({type(error).__name__}: {error})"
+                f"image {pulled.reference}: the catalog directory {configs_dir!r} named by label "
+                f"{CONFIGS_LABEL!r} is missing or empty"
             ) from None
-        return Unpacked(reference=pulled.reference, path=final, configs_dir=configs_dir)
-
-    def _extract(self, pulled: oci.PulledImage, configs_dir: str, final: Path) -> None:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        staging = final.parent / f".staging-{uuid.uuid4().hex[:12]}"
-        staging.mkdir()
-        try:
-            options = oci.ExtractOptions(select=configs_dir, max_total_bytes=self.max_bytes)
-            statistics = oci.apply_layers(_layers(pulled), staging, options)
-            if statistics.entries == 0:
-                raise UnpackError(
-                    f"image {pulled.reference}: the catalog directory {configs_dir!r} named by label "
-                    f"{CONFIGS_LABEL!r} is missing or empty"
-                )
-            try:
-                os.rename(staging, final)
-            except OSError:
-                if not final.is_dir():  # a concurrent unpack of the same digest won the rename
-                    raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        except (oci.UnsafeContent, oci.CorruptLayer) as error:
+            raise UnpackError(f"image {pulled.reference}: {error}") from None
+        return Unpacked(reference=pulled.reference, path=path, configs_dir=configs_dir)
 
     def cleanup(self, catalog: str, *, keep: oci.Digest | None = None) -> None:
         """Remove every unpacked digest of `catalog` except `keep`, and leftover staging directories."""
-        if not is_valid_name(catalog):
-            raise ValueError(f"invalid catalog name {catalog!r}: must be a DNS-1123 subdomain")
-        directory = self.root / catalog
+        directory = self._directory(catalog)
         if not directory.is_dir():
             return
-        kept = self.path(catalog, keep).name if keep is not None else None
+        kept = oci.unpacked_path(directory, keep).name if keep is not None else None
         for entry in directory.iterdir():
             if entry.name != kept:
                 shutil.rmtree(entry, ignore_errors=True)
@@ -130,10 +94,3 @@ class Unpacker:
     def catalogs(self) -> list[str]:
         """Catalogs with anything unpacked (for garbage collection of deleted catalogs)."""
         return sorted(entry.name for entry in self.root.iterdir() if entry.is_dir())
-
-
-def _layers(pulled: oci.PulledImage) -> Iterator[IO[bytes]]:
-    """Open each layer as a tar stream in turn, closing the previous one."""
-    for descriptor, path in pulled.layers:
-        with oci.open_layer(path, descriptor.media_type) as stream:
-            yield stream

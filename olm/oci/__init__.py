@@ -3,8 +3,9 @@
 The model: a `Reference` names an image (`host[:port]/path[:tag][@digest]`); `RegistryClient`
 resolves it to a `Digest` and pulls a `PulledImage` whose manifest, config and layers are on disk
 in a content-addressed `BlobCache`. `open_layer` turns a layer blob into a tar stream (gzip; zstd
-when the optional `zstandard` package is installed) and `apply_layers` writes one directory of an
-image to disk under strict safety rules.
+when the optional `zstandard` package is installed), `apply_layers` writes one directory of an
+image to disk under strict safety rules, and `unpack_into` does that once per digest, atomically,
+into a directory named after the digest.
 
 Promises:
 
@@ -61,6 +62,7 @@ from olm.oci._manifest import parse as parse_manifest
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics
+from olm.oci._unpack import CorruptLayer, EmptySelection, unpack_into, unpacked_path
 
 __all__ = [
     "ACCEPT",
@@ -75,10 +77,12 @@ __all__ = [
     "BlobWriter",
     "Challenge",
     "ClientOptions",
+    "CorruptLayer",
     "Credentials",
     "Descriptor",
     "Digest",
     "DigestMismatch",
+    "EmptySelection",
     "ExtractOptions",
     "ExtractStatistics",
     "ImageIndex",
@@ -107,5 +111,7 @@ __all__ = [
     "parse_challenges",
     "parse_manifest",
     "ssl_context",
+    "unpack_into",
+    "unpacked_path",
     "zstd_available",
 ]

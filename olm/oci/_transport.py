@@ -76,15 +76,30 @@ class Transport:
         `handle` runs inside the retry loop: a connection dropped while it reads the body is
         retried like a failed request. `what` names the request in error messages.
         """
+        url = f"https://{reference.api_host}/v2/{reference.repository}/{path}"
+        scope = f"repository:{reference.repository}:pull"
+
+        async def once() -> T:
+            """One attempt: with the authorization known, then once more after answering a 401."""
+            for authenticated in (False, True):
+                sent = dict(headers or {})
+                authorization = self._known(reference.api_host, scope)
+                if authorization:
+                    sent["Authorization"] = authorization
+                async with self._session.request(method, url, headers=sent) as response:
+                    if response.status != 401 or authenticated:
+                        return await self._answer(response, what, handle)
+                    challenges = parse_challenges(response.headers.get("WWW-Authenticate", ""))
+                await self._authenticate(reference, scope, challenges, what)
+            raise Unauthorized(f"{what}: the registry asked to authenticate again after a successful login")
+
         last = ""
         for attempt in range(1, self._retry.attempts + 1):
             if attempt > 1:
                 self.statistics.retries += 1
                 await self._retry.sleep(self._retry.delay(attempt - 1))
             try:
-                return await self._once(
-                    method, reference, path, what=what, handle=handle, headers=headers or {}
-                )
+                return await once()
             except _Retry as retry:
                 last = retry.reason
             except aiohttp.ClientSSLError as error:
@@ -92,30 +107,6 @@ class Transport:
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as error:
                 last = f"{type(error).__name__}"
         raise TransientError(f"{what}: {last} (gave up after {self._retry.attempts} attempts)")
-
-    async def _once(
-        self,
-        method: str,
-        reference: Reference,
-        path: str,
-        *,
-        what: str,
-        handle: Callable[[aiohttp.ClientResponse], Awaitable[T]],
-        headers: dict[str, str],
-    ) -> T:
-        url = f"https://{reference.api_host}/v2/{reference.repository}/{path}"
-        scope = f"repository:{reference.repository}:pull"
-        for authenticated in (False, True):
-            sent = dict(headers)
-            authorization = self._known(reference.api_host, scope)
-            if authorization:
-                sent["Authorization"] = authorization
-            async with self._session.request(method, url, headers=sent) as response:
-                if response.status != 401 or authenticated:
-                    return await self._answer(response, what, handle)
-                challenges = parse_challenges(response.headers.get("WWW-Authenticate", ""))
-            await self._authenticate(reference, scope, challenges, what)
-        raise Unauthorized(f"{what}: the registry asked to authenticate again after a successful login")
 
     async def _answer(
         self,

@@ -23,10 +23,12 @@ def test_oci_exports_exactly_these_names() -> None:
             "BlobWriter",
             "Challenge",
             "ClientOptions",
+            "CorruptLayer",
             "Credentials",
             "Descriptor",
             "Digest",
             "DigestMismatch",
+            "EmptySelection",
             "ExtractOptions",
             "ExtractStatistics",
             "ImageIndex",
@@ -55,6 +57,8 @@ def test_oci_exports_exactly_these_names() -> None:
             "parse_challenges",
             "parse_manifest",
             "ssl_context",
+            "unpack_into",
+            "unpacked_path",
             "zstd_available",
         ]
     )
