@@ -1,8 +1,9 @@
 """The command-line flags catalogd and operator-controller share, and what they configure.
 
 Both processes take the same connection, leader-election, serving, registry-trust and logging
-flags; each adds its own. `add_common_flags` declares them, `manager_options` turns them into the
-runtime's `ManagerOptions`; `--api-server-timeout` bounds `olm.startup.wait_for_api_server`.
+flags; each adds its own. `add_common_flags` declares them; `manager_options` turns them into the
+runtime's `ManagerOptions` and `registry_options` into the registry client's `oci.ClientOptions`;
+`--api-server-timeout` bounds `olm.startup.wait_for_api_server` (called by `olm.process.connect`).
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from olm import startup
+from olm import oci, pullconfig, startup
 from olm.api import names
+from olm_runtime.client import Client
 from olm_runtime.manager import LeaderElectionOptions, ManagerOptions, WebhookOptions
 
-__all__ = ["add_common_flags", "manager_options", "seconds"]
+__all__ = ["add_common_flags", "manager_options", "registry_options", "seconds"]
 
 
 def seconds(text: str) -> float:
@@ -71,4 +73,17 @@ def manager_options(args: argparse.Namespace, *, webhook: WebhookOptions | None 
         metrics_bind_address=args.metrics_bind_address,
         health_probe_bind_address=args.health_probe_bind_address,
         webhook=webhook or WebhookOptions(),
+    )
+
+
+async def registry_options(
+    args: argparse.Namespace, client: Client, *, cache_dir: Path, user_agent: str
+) -> oci.ClientOptions:
+    """The registry client of a process started with the common flags: blobs under `cache_dir/blobs`,
+    the `--pull-cas-dir` CAs, the `--global-pull-secret` credentials (read once, now)."""
+    return oci.ClientOptions(
+        cache_dir=cache_dir / "blobs",
+        ca_files=pullconfig.ca_files(args.pull_cas_dir),
+        keychain=await pullconfig.keychain_from_secret(client, args.global_pull_secret),
+        user_agent=user_agent,
     )

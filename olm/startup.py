@@ -2,13 +2,15 @@
 
 catalogd and operator-controller can do nothing without their API server, and a traceback from the
 first request somewhere deep in a controller tells an operator neither where the process looked nor
-why it failed. `main` therefore runs these two steps before anything else talks to the API server:
+why it failed. `olm.process.connect` therefore runs these two steps before anything else talks to
+the API server:
 
     config = await startup.load_config(args.kubeconfig)
     async with await Client.connect(config, ...) as client:
         await startup.wait_for_api_server(client.transport, config, timeout=args.api_server_timeout)
 
-and turns a `StartupError` into one error line (`event` plus `fields`) and exit code `EXIT_CODE`.
+and `olm.process.main` turns a `StartupError` into one error line (`event` plus `fields`) and exit
+code `EXIT_CODE`.
 
 What is promised:
 

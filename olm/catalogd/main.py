@@ -19,19 +19,17 @@ cause, and exit code 1 (`olm.startup`).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, processflags, pullconfig, startup, testing_seams
+from olm import oci, process, processflags, testing_seams
 from olm.catalogd import controller, follower, gc, metrics, webhook
 from olm.catalogd.content import Content
 from olm.catalogd.server import CatalogServer, ServerOptions
 from olm.catalogd.storage import Storage
 from olm.catalogd.unpack import Unpacker
 from olm_runtime import logging
-from olm_runtime.client import Client
 from olm_runtime.manager import Manager, WebhookOptions, runnable_from
 
 FIELD_MANAGER = "catalogd"
@@ -78,20 +76,15 @@ def _base_url(external_address: str) -> str:
 
 
 async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
-    config = await startup.load_config(args.kubeconfig)
     storage_dir: Path = args.storage_dir
-    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
-        await startup.wait_for_api_server(client.transport, config, timeout=args.api_server_timeout)
+    async with process.connect(args, field_manager=FIELD_MANAGER) as client:
         webhook_options = WebhookOptions()
         if args.webhook_cert_dir is not None:
             host, port = _split_address(args.webhook_bind_address, "")
             webhook_options = WebhookOptions(host=host, port=port, cert_dir=args.webhook_cert_dir)
         manager = Manager(client, options=processflags.manager_options(args, webhook=webhook_options))
-        registry_options = oci.ClientOptions(
-            cache_dir=storage_dir / "blobs",
-            ca_files=pullconfig.ca_files(args.pull_cas_dir),
-            keychain=await pullconfig.keychain_from_secret(client, args.global_pull_secret),
-            user_agent="catalogd",
+        registry_options = await processflags.registry_options(
+            args, client, cache_dir=storage_dir, user_agent="catalogd"
         )
         async with oci.RegistryClient(registry_options) as registry:
             metrics.register_registry_client(registry.statistics)
@@ -110,7 +103,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                     raise RuntimeError("the catalog server is not listening")
 
             manager.add_ready_check("catalog-server", serving)
-            await controller.add_to(
+            await controller.setup_with_manager(
                 manager,
                 content,
                 controller.ControllerOptions(
@@ -118,7 +111,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                 ),
             )
             if args.leader_elect:
-                await follower.add_to(manager, content)
+                await follower.setup_with_manager(manager, content)
             manager.add(gc.GarbageCollector(manager.reader, content, interval=args.gc_interval))
             if args.webhook_cert_dir is not None:
                 webhook.register(manager.webhook_server)
@@ -127,23 +120,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    logging.configure(format=args.log_format, level=args.log_level)
-    try:
-        seams = testing_seams.Seams.from_environ()
-    except testing_seams.SeamError as e:
-        _log.error("testing_seams.invalid", error=str(e))
-        return startup.EXIT_CODE
-    if seams.enabled():
-        _log.warning("testing_seams.enabled", **seams.enabled())
-    try:
-        asyncio.run(run(args, seams))
-    except KeyboardInterrupt:
-        return 130
-    except startup.StartupError as e:
-        _log.error(e.event, **e.fields)
-        return startup.EXIT_CODE
-    return 0
+    return process.main(parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,67 @@
+"""How catalogd and operator-controller start, the same way around their own wiring.
+
+Each process's `main.py` declares its flags (`parser()`) and wires its controllers (`run(args,
+seams)`); this module does the rest, once for both:
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return process.main(parser(), run, argv)
+
+    async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
+        async with process.connect(args, field_manager=FIELD_MANAGER) as client:
+            ...
+
+`main` parses the flags, configures logging, reads the testing seams (`olm.testing_seams`) and runs
+`run` to its end. Exit codes: 0 after a graceful stop, 130 on Ctrl-C, and `startup.EXIT_CODE`, after
+one error line, when the seams do not parse or the API server cannot be used (`olm.startup`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+
+from olm import startup, testing_seams
+from olm_runtime import logging
+from olm_runtime.client import Client
+
+__all__ = ["EXIT_INTERRUPTED", "Run", "connect", "main"]
+
+EXIT_INTERRUPTED = 130
+"""The shell's code for a process ended by SIGINT (128 + 2)."""
+
+Run = Callable[[argparse.Namespace, testing_seams.Seams], Coroutine[object, object, None]]
+"""A process's own part: everything between start-up and a graceful stop."""
+
+_log = logging.get_logger("olm.process")
+
+
+def main(parser: argparse.ArgumentParser, run: Run, argv: Sequence[str] | None = None) -> int:
+    """Run a process declared by `parser` (with `processflags.add_common_flags`); the exit code."""
+    args = parser.parse_args(argv)
+    logging.configure(format=args.log_format, level=args.log_level)
+    try:
+        seams = testing_seams.Seams.from_environ()
+    except testing_seams.SeamError as e:
+        _log.error("testing_seams.invalid", error=str(e))
+        return startup.EXIT_CODE
+    if seams.enabled():
+        _log.warning("testing_seams.enabled", **seams.enabled())
+    try:
+        asyncio.run(run(args, seams))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except startup.StartupError as e:
+        _log.error(e.event, **e.fields)
+        return startup.EXIT_CODE
+    return 0
+
+
+@contextlib.asynccontextmanager
+async def connect(args: argparse.Namespace, *, field_manager: str) -> AsyncIterator[Client]:
+    """The process's API client, once the API server answers (else `startup.StartupError`)."""
+    config = await startup.load_config(args.kubeconfig)
+    async with await Client.connect(config, field_manager=field_manager) as client:
+        await startup.wait_for_api_server(client.transport, config, timeout=args.api_server_timeout)
+        yield client
