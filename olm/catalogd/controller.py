@@ -1,8 +1,8 @@
 """The ClusterCatalog reconciler (leader): resolve the image, unpack it, serve it, report status.
 
-One reconcile is a tuple of named steps run in order over a `_State`; each step may stop the
-pipeline with a `Result`. Status is computed on a copy and written once, at the end, and only when
-it changed. The steps:
+One reconcile is the runtime's `controller.Steps` over a `_State`: named steps run in order until
+one returns `STOP`, leaving in the state what the reconcile returns. Status is computed on a copy
+and written once, at the end, and only when it changed. The steps:
 
 - `finalizer`: a deleted catalog has its content removed, then the finalizer
   `olm.operatorframework.io/delete-server-cache` is dropped; a live one gets the finalizer.
@@ -31,7 +31,7 @@ import dataclasses
 import datetime
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from olm import oci
@@ -42,7 +42,9 @@ from olm.catalogd.content import Content, ContentError
 from olm_runtime import conditions, controller, events, finalizers
 from olm_runtime.cache import CacheReader
 from olm_runtime.client import Client, errors
+from olm_runtime.controller import CONTINUE, STOP, Next, Steps
 from olm_runtime.logging import get_logger
+from olm_runtime.manager import Manager
 
 CONTROLLER_NAME = "clustercatalog"
 EVENT_COMPONENT = "catalogd"
@@ -81,9 +83,18 @@ class _State:
     """The status being computed (written by every step through the helpers below)."""
     reference: oci.Reference | None = None
     """The digest reference to serve (written by `resolve`)."""
+    result: controller.Result = dataclasses.field(default_factory=controller.Result)
+    """What the reconcile returns (written by the step that stops, or by `serve` to poll)."""
 
+    @property
+    def name(self) -> str:
+        return str(self.catalog["metadata"]["name"])
 
-Step = Callable[[_State], Awaitable[controller.Result | None]]
+    def resolved(self) -> tuple[oci.Reference, oci.Digest]:
+        """The reference `resolve` chose and its digest (the steps after it need both)."""
+        if self.reference is None or self.reference.digest is None:
+            raise RuntimeError("the resolve step must run before unpack and serve")
+        return self.reference, self.reference.digest
 
 
 class CatalogReconciler:
@@ -107,31 +118,19 @@ class CatalogReconciler:
         self.clock = clock
         self._last_poll: dict[str, tuple[int, float, oci.Reference]] = {}
         """Per catalog: the generation, when its source was last resolved, and to what."""
-        self.steps: tuple[tuple[str, Step], ...] = (
-            ("finalizer", self._finalizer),
-            ("availability", self._availability),
-            ("resolve", self._resolve),
-            ("unpack", self._unpack),
-            ("serve", self._serve),
+        self.steps = Steps[_State](
+            CONTROLLER_NAME, (self._finalizer, self._availability, self._resolve, self._unpack, self._serve)
         )
 
     async def reconcile(self, request: controller.Request) -> controller.Result:
         try:
             catalog = await self.reader.get(CLUSTER_CATALOG, request.name)
         except errors.NotFound:
-            self._last_poll.pop(request.name, None)
-            await self.content.remove(request.name)  # deleted without our finalizer (GC does it too)
+            await self._stop_serving(request.name)  # deleted without our finalizer (GC does it too)
             return controller.Result()
         state = _State(catalog=dict(catalog), status=copy.deepcopy(catalog.get("status") or {}))
-        result = controller.Result()
         try:
-            for name, step in self.steps:
-                started = time.perf_counter()
-                outcome = await step(state)
-                _log.debug("reconcile.step", step=name, seconds=round(time.perf_counter() - started, 4))
-                if outcome is not None:
-                    result = outcome
-                    break
+            await self.steps.run(state, key=request.name)
         except ContentError as error:
             self._last_poll.pop(request.name, None)
             terminal = error.terminal and _is_digest(state.catalog)
@@ -146,35 +145,31 @@ class CatalogReconciler:
                 raise controller.TerminalError(api_conditions.REASON_BLOCKED, error.message) from error
             raise
         await self._write_status(state)
-        return result
+        return state.result
 
     # steps --------------------------------------------------------------------------------------
 
-    async def _finalizer(self, state: _State) -> controller.Result | None:
+    async def _finalizer(self, state: _State) -> Next:
         catalog = state.catalog
-        name = catalog["metadata"]["name"]
         if finalizers.is_being_deleted(catalog):
-            self._last_poll.pop(name, None)
-            await self.content.remove(name)
+            await self._stop_serving(state.name)
             if finalizers.has_finalizer(catalog, names.DELETE_SERVER_CACHE_FINALIZER):
                 await finalizers.remove_finalizer(
                     self.client, CLUSTER_CATALOG, catalog, names.DELETE_SERVER_CACHE_FINALIZER
                 )
-            return controller.Result()  # no status write on an object on its way out
+            return STOP  # no status write on an object on its way out
         updated = await finalizers.ensure_finalizer(
             self.client, CLUSTER_CATALOG, catalog, names.DELETE_SERVER_CACHE_FINALIZER
         )
         if updated is not catalog:
             state.catalog = dict(updated)
-        return None
+        return CONTINUE
 
-    async def _availability(self, state: _State) -> controller.Result | None:
+    async def _availability(self, state: _State) -> Next:
         spec = state.catalog.get("spec") or {}
         if spec.get("availabilityMode", "Available") != "Unavailable":
-            return None
-        name = state.catalog["metadata"]["name"]
-        self._last_poll.pop(name, None)
-        await self.content.remove(name)
+            return CONTINUE
+        await self._stop_serving(state.name)
         self._progressing(
             state, "True", api_conditions.REASON_SUCCEEDED, MESSAGE_USER_UNAVAILABLE_PROGRESSING
         )
@@ -183,11 +178,11 @@ class CatalogReconciler:
         )
         for key in ("resolvedSource", "urls", "lastUnpacked"):
             state.status.pop(key, None)
-        return controller.Result()
+        return STOP
 
-    async def _resolve(self, state: _State) -> controller.Result | None:
+    async def _resolve(self, state: _State) -> Next:
         catalog = state.catalog
-        name = catalog["metadata"]["name"]
+        name = state.name
         image = ((catalog.get("spec") or {}).get("source") or {}).get("image") or {}
         try:
             reference = oci.Reference.parse(str(image.get("ref") or ""))
@@ -199,7 +194,7 @@ class CatalogReconciler:
         generation = int(catalog["metadata"].get("generation") or 0)
         if reference.digest is not None:
             state.reference = reference
-            return None
+            return CONTINUE
         last = self._last_poll.get(name)
         interval = (
             _poll_interval(image) * self.options.seconds_per_minute
@@ -214,18 +209,16 @@ class CatalogReconciler:
             and (interval is None or now - last[1] < interval)
         ):
             state.reference = last[2]
-            return None
+            return CONTINUE
         state.reference = await self.content.resolve(reference)
         self._last_poll[name] = (generation, now, state.reference)
-        return None
+        return CONTINUE
 
-    async def _unpack(self, state: _State) -> controller.Result | None:
-        reference = state.reference
-        if reference is None or reference.digest is None:
-            raise RuntimeError("the resolve step must run before unpack")
-        name = state.catalog["metadata"]["name"]
-        if self.content.served(name, reference.digest) is not None:
-            return None
+    async def _unpack(self, state: _State) -> Next:
+        reference, digest = state.resolved()
+        name = state.name
+        if self.content.served(name, digest) is not None:
+            return CONTINUE
         self.recorder.event(
             state.catalog, events.NORMAL, "UnpackStarted", f"Unpacking the catalog image {reference}"
         )
@@ -241,14 +234,12 @@ class CatalogReconciler:
             f"Unpacked {ensured.stored.count} objects from the catalog image {reference}",
         )
         _log.info("catalog.unpacked", catalog=name, ref=str(reference), objects=ensured.stored.count)
-        return None
+        return CONTINUE
 
-    async def _serve(self, state: _State) -> controller.Result | None:
-        reference = state.reference
-        if reference is None or reference.digest is None:
-            raise RuntimeError("the resolve step must run before serve")
-        name = state.catalog["metadata"]["name"]
-        stored = self.content.served(name, reference.digest)
+    async def _serve(self, state: _State) -> Next:
+        reference, digest = state.resolved()
+        name = state.name
+        stored = self.content.served(name, digest)
         if stored is None:  # removed concurrently (deletion or GC): come back through the queue
             raise ContentError("the stored content disappeared while it was being served", terminal=False)
         self._progressing(state, "True", api_conditions.REASON_SUCCEEDED, MESSAGE_SUCCEEDED)
@@ -263,8 +254,13 @@ class CatalogReconciler:
             last = self._last_poll.get(name)
             elapsed = self.clock() - last[1] if last is not None else 0.0
             jitter = random.uniform(0, self.options.jitter_factor) * interval
-            return controller.Result(requeue_after=max(0.0, interval - elapsed) + jitter)
-        return None
+            state.result = controller.Result(requeue_after=max(0.0, interval - elapsed) + jitter)
+            return STOP
+        return CONTINUE
+
+    async def _stop_serving(self, name: str) -> None:
+        self._last_poll.pop(name, None)
+        await self.content.remove(name)
 
     # status -------------------------------------------------------------------------------------
 
@@ -294,9 +290,7 @@ class CatalogReconciler:
             return
         patch: dict[str, Any] = {key: status.get(key) for key in set(before) | set(status)}
         with contextlib.suppress(errors.NotFound):  # deleted meanwhile: the next event ends it
-            await self.client.patch_status(
-                CLUSTER_CATALOG, state.catalog["metadata"]["name"], {"status": patch}
-            )
+            await self.client.patch_status(CLUSTER_CATALOG, state.name, {"status": patch})
 
 
 def reference_is_tag(image: Mapping[str, Any]) -> bool:
@@ -317,8 +311,8 @@ def _digest(reference: oci.Reference) -> oci.Digest:
     return reference.digest
 
 
-async def add_to(
-    manager: Any,
+async def setup_with_manager(
+    manager: Manager,
     content: Content,
     options: ControllerOptions = ControllerOptions(),
 ) -> controller.Controller:

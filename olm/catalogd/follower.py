@@ -23,6 +23,7 @@ from olm_runtime import controller, finalizers
 from olm_runtime.cache import CacheReader
 from olm_runtime.client import errors
 from olm_runtime.logging import get_logger
+from olm_runtime.manager import Manager
 
 CONTROLLER_NAME = "clustercatalog-follower"
 _log = get_logger("catalogd.follower")
@@ -76,7 +77,7 @@ def served_reference(catalog: Mapping[str, Any]) -> oci.Reference | None:
     return reference if reference.digest is not None else None
 
 
-async def add_to(manager: Any, content: Content) -> controller.Controller:
+async def setup_with_manager(manager: Manager, content: Content) -> controller.Controller:
     """Wire the follower (a runnable on every replica) into `manager`."""
     reconciler = FollowerReconciler(
         reader=manager.reader, content=content, is_leader=lambda: manager.is_leader

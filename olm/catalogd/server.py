@@ -154,30 +154,12 @@ class CatalogServer:
                 headers["ETag"] = etags[0]
                 headers["Content-Range"] = byte_range.content_range(stored.size)
                 sections = [(byte_range.start, byte_range.length)]
-                return await self._send(
-                    request,
-                    status=206,
-                    headers=headers,
-                    path=stored.all_path,
-                    sections=sections,
-                    length=byte_range.length,
-                )
+                return await self._send(request, headers, stored.all_path, sections, status=206)
         if gzip_ok:
             headers.update({"ETag": etags[1], "Content-Encoding": "gzip"})
-            sections = [(0, stored.gzip_size)]
-            return await self._send(
-                request,
-                status=200,
-                headers=headers,
-                path=stored.gzip_path,
-                sections=sections,
-                length=stored.gzip_size,
-            )
+            return await self._send(request, headers, stored.gzip_path, [(0, stored.gzip_size)])
         headers["ETag"] = etags[0]
-        sections = [(0, stored.size)]
-        return await self._send(
-            request, status=200, headers=headers, path=stored.all_path, sections=sections, length=stored.size
-        )
+        return await self._send(request, headers, stored.all_path, [(0, stored.size)])
 
     async def _metas(self, request: web.Request) -> web.StreamResponse:
         query = request.query
@@ -206,34 +188,25 @@ class CatalogServer:
             return early
         if gzip_ok:
             headers.update({"ETag": etags[1], "Content-Encoding": "gzip"})
-            return await self._send(
-                request,
-                status=200,
-                headers=headers,
-                path=stored.all_path,
-                sections=sections,
-                length=None,
-                compress=True,
-            )
+            return await self._send(request, headers, stored.all_path, sections, compress=True)
         headers["ETag"] = etags[0]
-        return await self._send(
-            request, status=200, headers=headers, path=stored.all_path, sections=sections, length=length
-        )
+        return await self._send(request, headers, stored.all_path, sections)
 
     async def _send(
         self,
         request: web.Request,
-        *,
-        status: int,
         headers: dict[str, str],
         path: Path,
         sections: list[tuple[int, int]],
-        length: int | None,
+        *,
+        status: int = 200,
         compress: bool = False,
     ) -> web.StreamResponse:
+        """Stream the `(offset, size)` sections of `path`, gzipped on the fly when `compress` (whose
+        length is unknown until the end, so the response is chunked)."""
         response = web.StreamResponse(status=status, headers=headers)
-        if length is not None:
-            response.content_length = length
+        if not compress:
+            response.content_length = sum(size for _, size in sections)
         if request.method == "HEAD":
             await response.prepare(request)
             return response

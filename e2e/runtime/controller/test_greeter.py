@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hack.examples.greeter.controller import CRD, GREETING, add_to
+from hack.examples.greeter.controller import CRD, GREETING, setup_with_manager
 from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager
@@ -32,7 +32,7 @@ async def greeting_crd(admin_client: Client) -> None:
 async def test_greeting_gets_its_config_map_status_events_and_farewell(
     greeting_crd: None, admin_client: Client, manager: Manager, start: Callable[[], None], namespace: str
 ) -> None:
-    await add_to(manager)
+    await setup_with_manager(manager)
     start()
     greeting = {
         "apiVersion": GREETING.api_version,

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import contextlib
 
-from hack.examples.greeter.controller import CRD, add_to
+from hack.examples.greeter.controller import CRD, setup_with_manager
 from olm_runtime import logging
 from olm_runtime.client import Client, errors, load_config
 from olm_runtime.manager import LeaderElectionOptions, Manager, ManagerOptions
@@ -22,7 +22,7 @@ async def run(kubeconfig: str | None, namespace: str) -> None:
             health_probe_bind_address=":8081",
         )
         manager = Manager(client, options=options)
-        await add_to(manager)
+        await setup_with_manager(manager)
         await manager.run(handle_signals=True)
 
 

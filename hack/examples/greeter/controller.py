@@ -101,7 +101,7 @@ class GreetingReconciler:
             )
 
 
-async def add_to(manager: Manager) -> controller.Controller:
+async def setup_with_manager(manager: Manager) -> controller.Controller:
     """Wire the Greeting controller into `manager` (the CRD must exist)."""
     reconciler = GreetingReconciler(manager.reader, manager.client, manager.event_recorder("greeter"))
     builder = controller.Builder(manager).for_(GREETING).owns(kinds.CONFIG_MAP).named("greeter")
