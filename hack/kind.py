@@ -279,6 +279,20 @@ def _kubectl(*args: str) -> tuple[str, ...]:
     return ("kubectl", "--context", CONTEXT, *args)
 
 
+def _condition_step(kind: str, name: str, condition: str, timeout: str, *, controlled_by: str) -> Step:
+    """Wait for `condition` of the OLM object; on failure show it and the log of the Deployment
+    `controlled_by` (in the system namespace) that reconciles it."""
+    resource = kind.lower()
+    return Step(
+        what=f"{kind} {name} is {condition}",
+        argv=_kubectl("wait", f"--for=condition={condition}", f"{resource}/{name}", f"--timeout={timeout}"),
+        diagnose=(
+            _kubectl("get", resource, name, "-o", "yaml"),
+            _kubectl("-n", SYSTEM_NAMESPACE, "logs", f"deployment/{controlled_by}", "--tail=40"),
+        ),
+    )
+
+
 def preflight(tools: Tools) -> list[Step]:
     """The tools answer: a docker daemon that is not running fails here, not halfway through."""
     return [
@@ -424,35 +438,13 @@ def plan(*, repo: Path, files: Files, image: str, tools: Tools, cluster_exists: 
             # catalogd's mutating webhook answers once cert-manager has injected its CA bundle.
             retry_seconds=120,
         ),
-        Step(
-            what=f"ClusterCatalog {DEMO_CATALOG} is Serving",
-            argv=_kubectl(
-                "wait",
-                "--for=condition=Serving",
-                f"clustercatalog/{DEMO_CATALOG}",
-                f"--timeout={SERVING_TIMEOUT}",
-            ),
-            diagnose=(
-                _kubectl("get", "clustercatalog", DEMO_CATALOG, "-o", "yaml"),
-                _kubectl("-n", SYSTEM_NAMESPACE, "logs", f"deployment/{catalogd}", "--tail=40"),
-            ),
-        ),
+        _condition_step("ClusterCatalog", DEMO_CATALOG, "Serving", SERVING_TIMEOUT, controlled_by=catalogd),
         Step(
             what=f"create the ClusterExtension {DEMO_EXTENSION} (namespace, ServiceAccount, binding)",
             argv=_kubectl("apply", "-f", str(files.demo_extension)),
         ),
-        Step(
-            what=f"ClusterExtension {DEMO_EXTENSION} is Installed",
-            argv=_kubectl(
-                "wait",
-                "--for=condition=Installed",
-                f"clusterextension/{DEMO_EXTENSION}",
-                f"--timeout={INSTALLED_TIMEOUT}",
-            ),
-            diagnose=(
-                _kubectl("get", "clusterextension", DEMO_EXTENSION, "-o", "yaml"),
-                _kubectl("-n", SYSTEM_NAMESPACE, "logs", f"deployment/{controller}", "--tail=40"),
-            ),
+        _condition_step(
+            "ClusterExtension", DEMO_EXTENSION, "Installed", INSTALLED_TIMEOUT, controlled_by=controller
         ),
         Step(
             what="status",

@@ -37,7 +37,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -161,30 +161,70 @@ def _write_stream(directory: Path, objects: Sequence[Any]) -> None:
             handle.write(orjson.dumps(obj) + b"\n")
 
 
-def _push_catalog(
-    pusher: Pusher,
-    host: str,
-    *,
-    prefix: str,
-    tag: str,
-    directory: Path,
-    bundles: dict[str, str],
-    unpublished: set[str],
-) -> PublishedCatalog:
-    reference = Reference(host=host, repository=f"{prefix}/catalog", tag=tag)
-    digest = pusher.push(layout.catalog_image(directory), reference)
-    return PublishedCatalog(
-        ref=str(reference),
-        digest_ref=f"{host}/{reference.repository}@{digest}",
-        bundles=dict(bundles),
-        unpublished=frozenset(unpublished),
-        directory=directory,
-    )
-
-
 def _workdir() -> Path:
     # Kept for the life of the process: a failing test can point at the catalog it published.
     return Path(tempfile.mkdtemp(prefix="realdata-fbc-"))
+
+
+@dataclass
+class _Catalog:
+    """A catalog being written to a work directory, then pushed as `<host>/<prefix>/catalog`."""
+
+    pusher: Pusher
+    host: str
+    prefix: str
+    directory: Path = field(default_factory=_workdir)
+    bundles: dict[str, str] = field(default_factory=dict)
+    """Bundle name to the image reference the catalog gives it."""
+    unpublished: set[str] = field(default_factory=set)
+    """Bundles whose reference was never pushed."""
+
+    def add_custom(self, custom: CustomPackage) -> None:
+        """Write `custom` as a package of one channel, pushing each of its bundles."""
+        objects: list[dict[str, Any]] = [
+            {"schema": fbc.SCHEMA_PACKAGE, "name": custom.name, "defaultChannel": custom.channel}
+        ]
+        entries: list[dict[str, Any]] = []
+        for item in custom.bundles:
+            name = custom.bundle_name(item.version)
+            bundle_dir = item.source
+            if item.edit_crd is not None or item.version != _csv_version(item.source):
+                bundle_dir = _derive(item, custom.name, name, Path(tempfile.mkdtemp(prefix="bundle-")) / "b")
+            ref = push_bundle(self.pusher, self.host, f"{self.prefix}/{custom.name}-bundle", bundle_dir)
+            self.bundles[name] = ref
+            package = {"packageName": custom.name, "version": item.version}
+            objects.append(
+                {
+                    "schema": fbc.SCHEMA_BUNDLE,
+                    "name": name,
+                    "package": custom.name,
+                    "image": ref,
+                    "properties": [{"type": "olm.package", "value": package}],
+                }
+            )
+            entry: dict[str, Any] = {"name": name}
+            if item.replaces:
+                entry["replaces"] = item.replaces
+            if item.skips:
+                entry["skips"] = list(item.skips)
+            if item.skip_range:
+                entry["skipRange"] = item.skip_range
+            entries.append(entry)
+        objects.append(
+            {"schema": fbc.SCHEMA_CHANNEL, "name": custom.channel, "package": custom.name, "entries": entries}
+        )
+        _write_stream(self.directory / custom.name, objects)
+
+    def push(self, tag: str) -> PublishedCatalog:
+        reference = Reference(host=self.host, repository=f"{self.prefix}/catalog", tag=tag)
+        digest = self.pusher.push(layout.catalog_image(self.directory), reference)
+        return PublishedCatalog(
+            ref=str(reference),
+            digest_ref=f"{self.host}/{reference.repository}@{digest}",
+            bundles=dict(self.bundles),
+            unpublished=frozenset(self.unpublished),
+            directory=self.directory,
+        )
 
 
 # --- community catalog --------------------------------------------------------------------------
@@ -203,9 +243,7 @@ def publish_community_catalog(
     real bundles whose package has no catalog here) as one catalog image."""
     root = realdata()
     bundle_map = json.loads((root / BUNDLE_MAP).read_text())
-    directory = _workdir()
-    bundles: dict[str, str] = {}
-    unpublished: set[str] = set()
+    catalog = _Catalog(pusher, host, repository_prefix)
     for package in packages:
         source = root / COMMUNITY_CATALOG / package
         if not source.is_dir():
@@ -222,24 +260,14 @@ def publish_community_catalog(
                 ref = push_bundle(pusher, host, repository, root / entry["bundle_dir"])
             else:
                 ref = unpublished_ref(host, repository, name)
-                unpublished.add(name)
-            bundles[name] = ref
+                catalog.unpublished.add(name)
+            catalog.bundles[name] = ref
             return ref
 
-        _write_stream(directory / package, rewrite_bundle_images(fbc.iter_metas(source), new_image))
+        _write_stream(catalog.directory / package, rewrite_bundle_images(fbc.iter_metas(source), new_image))
     for custom in extra:
-        _write_custom(
-            pusher, host, prefix=repository_prefix, directory=directory, custom=custom, bundles=bundles
-        )
-    return _push_catalog(
-        pusher,
-        host,
-        prefix=repository_prefix,
-        tag=tag,
-        directory=directory,
-        bundles=bundles,
-        unpublished=unpublished,
-    )
+        catalog.add_custom(custom)
+    return catalog.push(tag)
 
 
 # --- upstream fixture catalog -------------------------------------------------------------------
@@ -251,8 +279,7 @@ def publish_fixture_catalog(
     """Publish upstream's e2e test catalog `v1` or `v2` with its bundles (see the module doc)."""
     root = realdata()
     source = root / FIXTURE_CATALOG / version / "configs"
-    bundles: dict[str, str] = {}
-    unpublished: set[str] = set()
+    catalog = _Catalog(pusher, host, repository_prefix)
 
     def new_image(name: str, image: str) -> str:
         parsed = fixture_source(image)
@@ -265,21 +292,12 @@ def publish_fixture_catalog(
         else:
             repository = f"{repository_prefix}/{label}/{bundle}"
             ref = f"{host}/{repository}:{bundle_tag}"
-            unpublished.add(name)
-        bundles[name] = ref
+            catalog.unpublished.add(name)
+        catalog.bundles[name] = ref
         return ref
 
-    directory = _workdir()
-    _write_stream(directory, rewrite_bundle_images(fbc.iter_metas(source), new_image))
-    return _push_catalog(
-        pusher,
-        host,
-        prefix=repository_prefix,
-        tag=tag,
-        directory=directory,
-        bundles=bundles,
-        unpublished=unpublished,
-    )
+    _write_stream(catalog.directory, rewrite_bundle_images(fbc.iter_metas(source), new_image))
+    return catalog.push(tag)
 
 
 # --- custom catalogs ----------------------------------------------------------------------------
@@ -346,45 +364,6 @@ def _derive(custom: CustomBundle, package: str, bundle_name: str, into: Path) ->
     return into
 
 
-def _write_custom(
-    pusher: Pusher, host: str, *, prefix: str, directory: Path, custom: CustomPackage, bundles: dict[str, str]
-) -> None:
-    objects: list[dict[str, Any]] = [
-        {"schema": fbc.SCHEMA_PACKAGE, "name": custom.name, "defaultChannel": custom.channel}
-    ]
-    entries: list[dict[str, Any]] = []
-    for item in custom.bundles:
-        name = custom.bundle_name(item.version)
-        bundle_dir = item.source
-        if item.edit_crd is not None or item.version != _csv_version(item.source):
-            bundle_dir = _derive(item, custom.name, name, Path(tempfile.mkdtemp(prefix="bundle-")) / "b")
-        ref = push_bundle(pusher, host, f"{prefix}/{custom.name}-bundle", bundle_dir)
-        bundles[name] = ref
-        objects.append(
-            {
-                "schema": fbc.SCHEMA_BUNDLE,
-                "name": name,
-                "package": custom.name,
-                "image": ref,
-                "properties": [
-                    {"type": "olm.package", "value": {"packageName": custom.name, "version": item.version}}
-                ],
-            }
-        )
-        entry: dict[str, Any] = {"name": name}
-        if item.replaces:
-            entry["replaces"] = item.replaces
-        if item.skips:
-            entry["skips"] = list(item.skips)
-        if item.skip_range:
-            entry["skipRange"] = item.skip_range
-        entries.append(entry)
-    objects.append(
-        {"schema": fbc.SCHEMA_CHANNEL, "name": custom.channel, "package": custom.name, "entries": entries}
-    )
-    _write_stream(directory / custom.name, objects)
-
-
 def _csv_version(bundle_dir: Path) -> str | None:
     for path in sorted((bundle_dir / "manifests").iterdir()):
         if not path.name.endswith(".clusterserviceversion.yaml"):
@@ -404,21 +383,10 @@ def publish_custom_catalog(
     tag: str = "latest",
 ) -> PublishedCatalog:
     """A small catalog of custom packages (for upgrade tests), every bundle pushed."""
-    directory = _workdir()
-    bundles: dict[str, str] = {}
+    catalog = _Catalog(pusher, host, repository_prefix)
     for package in packages:
-        _write_custom(
-            pusher, host, prefix=repository_prefix, directory=directory, custom=package, bundles=bundles
-        )
-    return _push_catalog(
-        pusher,
-        host,
-        prefix=repository_prefix,
-        tag=tag,
-        directory=directory,
-        bundles=bundles,
-        unpublished=set(),
-    )
+        catalog.add_custom(package)
+    return catalog.push(tag)
 
 
 def real_bundle(package: str, version: str) -> Path:

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from hack.controlplane import build
+from hack.bench.cluster import INSTALLER, installer_namespace, kubeconfig_or_control_plane
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset import identity
@@ -32,7 +31,6 @@ from olm_runtime import conditions
 from olm_runtime.client import Client, load_config
 from olm_runtime.client._metrics import REST_CLIENT
 from olm_runtime.manager import Manager, ManagerOptions
-from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 
 CRD_DIR = Path(__file__).resolve().parents[3] / "manifests" / "crds"
 SCENARIOS = ((1, 1), (13, 5), (20, 50))
@@ -60,7 +58,7 @@ def revision(name: str, namespace: str, phases: int, objects: int) -> dict[str, 
         "metadata": {
             "name": name,
             "annotations": {
-                identity.SERVICE_ACCOUNT_NAME: "installer",
+                identity.SERVICE_ACCOUNT_NAME: INSTALLER,
                 identity.SERVICE_ACCOUNT_NAMESPACE: namespace,
             },
         },
@@ -92,27 +90,7 @@ def revision(name: str, namespace: str, phases: int, objects: int) -> dict[str, 
 async def prepare(admin: Client, namespace: str) -> None:
     for path in sorted(CRD_DIR.glob("*.yaml")):
         await admin.apply(yaml.safe_load(path.read_text(encoding="utf-8")), force=True)
-    await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    await admin.create(
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": "installer", "namespace": namespace},
-        }
-    )
-    await admin.create(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": f"{namespace}-installer"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-admin",
-            },
-            "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": namespace}],
-        }
-    )
+    await installer_namespace(admin, namespace)
     for _ in range(100):
         with contextlib.suppress(Exception):
             await admin.list(CLUSTER_OBJECT_SET)
@@ -141,7 +119,9 @@ async def run(kubeconfig: str) -> None:
     ):
         await prepare(admin, namespace)
         manager = Manager(admin, options=ManagerOptions(metrics_bind_address="0"))
-        await clusterobjectset.setup(manager, clusterobjectset.Options(system_namespace=namespace))
+        await clusterobjectset.setup_with_manager(
+            manager, clusterobjectset.Options(system_namespace=namespace)
+        )
         task = asyncio.create_task(manager.run())
         try:
             await asyncio.sleep(1.0)  # let the manager start; not part of any figure
@@ -171,20 +151,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--kubeconfig")
     args = parser.parse_args()
-    plane = None
-    kubeconfig = args.kubeconfig
-    if kubeconfig is None:
-        state = Path(tempfile.mkdtemp(prefix="bench-cos-"))
-        plane = ControlPlane(
-            ControlPlaneOptions(binary_dir=build.ensure_binaries(), state_dir=state, nodes=1)
-        )
-        plane.up()
-        kubeconfig = str(plane.kubeconfig)
-    try:
+    with kubeconfig_or_control_plane(args.kubeconfig, prefix="bench-cos-") as kubeconfig:
         asyncio.run(run(kubeconfig))
-    finally:
-        if plane is not None:
-            plane.down()
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ import aiohttp
 import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
+from hack.bench.cluster import installer_namespace
 from hack.bench.install import synthetic
 from hack.controlplane import build
 from hack.crdgen import install as crds
@@ -53,7 +54,7 @@ from olm import fbc, semver
 from olm.api import names
 from olm.api.clusterextension import CatalogFilter
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
-from olm.operator_controller.catalogclient import CatalogClient, CatalogRef, ClientOptions
+from olm.operator_controller.catalogs import CatalogClient, CatalogRef, ClientOptions
 from olm.operator_controller.resolve import CatalogContent, resolve
 from olm_runtime.client import Client, errors, kinds, load_config
 from olm_runtime.testing.certmanager import CertManager
@@ -167,29 +168,6 @@ async def serve_catalog(kube: Client, name: str, published: realdata.PublishedCa
 
     await until(serving, f"ClusterCatalog {name} to serve", 600)
     return time.perf_counter() - started
-
-
-async def installer_namespace(kube: Client, namespace: str) -> str:
-    """A fresh namespace with a ServiceAccount bound to cluster-admin; the account's name."""
-    await kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    account = "installer"
-    await kube.create(
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace}}
-    )
-    await kube.create(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": f"{namespace}-installer"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-admin",
-            },
-            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
-        }
-    )
-    return account
 
 
 def extension(

@@ -20,18 +20,15 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from hack.controlplane import build
+from hack.bench.cluster import kubeconfig_or_control_plane
 from olm_runtime import cache
 from olm_runtime.client import Client, kinds, load_config
-from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -200,16 +197,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(child(args.kubeconfig, args.namespace, args.child))))
         return
-    plane = None
-    kubeconfig = args.kubeconfig
-    if kubeconfig is None:
-        state = Path(tempfile.mkdtemp(prefix="bench-cache-"))
-        plane = ControlPlane(
-            ControlPlaneOptions(binary_dir=build.ensure_binaries(), state_dir=state, nodes=1)
-        )
-        plane.up()
-        kubeconfig = str(plane.kubeconfig)
-    try:
+    with kubeconfig_or_control_plane(args.kubeconfig, prefix="bench-cache-") as kubeconfig:
         namespace = f"bench-{uuid.uuid4().hex[:6]}"
         t = time.perf_counter()
         asyncio.run(populate(kubeconfig, namespace, args.objects))
@@ -220,9 +208,6 @@ def main() -> None:
             for mode in (cache.ListMode.STREAMING, cache.ListMode.PAGED)
         ]
         report(results)
-    finally:
-        if plane is not None:
-            plane.down()
 
 
 if __name__ == "__main__":
