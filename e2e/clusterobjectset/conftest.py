@@ -47,7 +47,7 @@ async def manager(admin_client: Client, cos_crds: None) -> Manager:
 
 @pytest.fixture
 async def controller_running(manager: Manager) -> AsyncIterator[None]:
-    await clusterobjectset.setup(manager, OPTIONS)
+    await clusterobjectset.setup_with_manager(manager, OPTIONS)
     task = asyncio.create_task(manager.run())
     yield
     task.cancel()

@@ -14,10 +14,11 @@ Promises:
 - Errors name the place. `ParseError` carries the file and line; each `Problem` of an
   `InvalidCatalog` names the file, line and object (schema, package, name).
 - YAML means what it means to Kubernetes (a bare `=` is a string, timestamps stay strings, ...);
-  see `olm.fbc._yaml` for the list of differences from PyYAML's safe loader.
+  see `olm.compat.kubeyaml` for the list of differences from PyYAML's safe loader.
 - Nothing here imports the catalogd or operator-controller processes: this is a shared leaf.
 """
 
+from olm.compat.kubeyaml import KubernetesLoader
 from olm.fbc._errors import CatalogError, InvalidCatalog, ParseError, Problem
 from olm.fbc._meta import SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Meta, Origin
 from olm.fbc._model import (
@@ -36,7 +37,6 @@ from olm.fbc._model import (
 )
 from olm.fbc._validate import SEMVER, Validator, checked, validate
 from olm.fbc._walk import DEFAULT_MAX_OBJECT_BYTES, iter_files, iter_metas, iter_stream
-from olm.fbc._yaml import KubernetesLoader
 
 __all__ = [
     "DEFAULT_MAX_OBJECT_BYTES",

@@ -16,7 +16,8 @@ from typing import IO, Any
 import orjson
 import yaml
 
-from olm.fbc import _jsonstream, _yaml
+from olm.compat import kubeyaml
+from olm.fbc import _jsonstream
 from olm.fbc._errors import ParseError
 from olm.fbc._ignore import IGNORE_FILE, IgnoreMatcher
 from olm.fbc._meta import Meta, Origin
@@ -94,7 +95,7 @@ def _documents(stream: IO[bytes], path: str, max_object_bytes: int) -> Iterator[
             raise ParseError(path, error.line, error.message) from None
         return
     try:
-        yield from _yaml.iter_documents(stream)
+        yield from kubeyaml.iter_documents(stream)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark is not None else None

@@ -14,17 +14,15 @@ ends the process with one log line naming the address and the cause, and exit co
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, processflags, pullconfig, startup, testing_seams
+from olm import oci, process, processflags, pullconfig, testing_seams
 from olm.operator_controller import clusterextension, clusterobjectset
-from olm.operator_controller.catalogclient import CatalogClient
-from olm.operator_controller.catalogclient import ClientOptions as CatalogClientOptions
+from olm.operator_controller.catalogs import CatalogClient
+from olm.operator_controller.catalogs import ClientOptions as CatalogClientOptions
 from olm_runtime import logging
-from olm_runtime.client import Client
 from olm_runtime.manager import Manager
 
 FIELD_MANAGER = "operator-controller"
@@ -54,30 +52,25 @@ def parser() -> argparse.ArgumentParser:
 
 
 async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
-    config = await startup.load_config(args.kubeconfig)
     cache_dir: Path = args.cache_dir
-    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
-        await startup.wait_for_api_server(client.transport, config, timeout=args.api_server_timeout)
+    async with process.connect(args, field_manager=FIELD_MANAGER) as client:
         manager = Manager(client, options=processflags.manager_options(args))
-        registry_options = oci.ClientOptions(
-            cache_dir=cache_dir / "blobs",
-            ca_files=pullconfig.ca_files(args.pull_cas_dir),
-            keychain=await pullconfig.keychain_from_secret(client, args.global_pull_secret),
-            user_agent="operator-controller",
+        registry_options = await processflags.registry_options(
+            args, client, cache_dir=cache_dir, user_agent="operator-controller"
         )
         catalog_client = CatalogClient(
             CatalogClientOptions(ca_files=pullconfig.ca_files(args.catalogd_cas_dir))
         )
         try:
             async with oci.RegistryClient(registry_options) as registry:
-                await clusterobjectset.setup(
+                await clusterobjectset.setup_with_manager(
                     manager,
                     clusterobjectset.Options(
                         system_namespace=args.system_namespace,
                         deadline_minute_seconds=seams.deadline_minute_seconds,
                     ),
                 )
-                await clusterextension.setup(
+                await clusterextension.setup_with_manager(
                     manager,
                     catalog_client,
                     registry,
@@ -96,23 +89,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    logging.configure(format=args.log_format, level=args.log_level)
-    try:
-        seams = testing_seams.Seams.from_environ()
-    except testing_seams.SeamError as e:
-        _log.error("testing_seams.invalid", error=str(e))
-        return startup.EXIT_CODE
-    if seams.enabled():
-        _log.warning("testing_seams.enabled", **seams.enabled())
-    try:
-        asyncio.run(run(args, seams))
-    except KeyboardInterrupt:
-        return 130
-    except startup.StartupError as e:
-        _log.error(e.event, **e.fields)
-        return startup.EXIT_CODE
-    return 0
+    return process.main(parser(), run, argv)
 
 
 if __name__ == "__main__":

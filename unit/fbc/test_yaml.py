@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from olm import fbc
-from olm.fbc import _yaml
+from olm.compat import kubeyaml
 
 
 @pytest.mark.parametrize(
@@ -44,14 +44,14 @@ from olm.fbc import _yaml
     ],
 )
 def test_scalars(text: str, expected: Any) -> None:
-    assert _yaml.loads(f"value: {text}\n") == {"value": expected}
+    assert kubeyaml.loads(f"value: {text}\n") == {"value": expected}
 
 
 def test_pyyaml_safe_loader_differs_where_it_matters() -> None:
     """The trap in the real data: PyYAML refuses a bare `=`, Kubernetes reads the string."""
     with pytest.raises(yaml.constructor.ConstructorError):
         yaml.safe_load("enum: [=]")
-    assert _yaml.loads("enum: [=]") == {"enum": ["="]}
+    assert kubeyaml.loads("enum: [=]") == {"enum": ["="]}
 
 
 def test_non_string_keys_become_json_strings() -> None:
@@ -62,9 +62,9 @@ def test_non_string_keys_become_json_strings() -> None:
 
 def test_merge_keys_and_anchors() -> None:
     text = "base: &b {a: 1}\nschema: s\nother:\n  <<: *b\n  c: 2\n"
-    assert _yaml.loads(text)["other"] == {"a": 1, "c": 2}
+    assert kubeyaml.loads(text)["other"] == {"a": 1, "c": 2}
 
 
 def test_documents_are_built_one_at_a_time_with_their_start_line() -> None:
     stream = io.BytesIO(b"# header\n---\na: 1\n---\n\n---\nb: 2\n")
-    assert list(_yaml.iter_documents(stream)) == [(3, {"a": 1}), (7, {"b": 2})]
+    assert list(kubeyaml.iter_documents(stream)) == [(3, {"a": 1}), (7, {"b": 2})]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from olm.operator_controller import bundle
+from olm.operator_controller import unpack
 
 REALDATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
 GOLDEN = REALDATA / "golden" / "operator-controller-convert-regression"
@@ -34,10 +34,10 @@ def bundle_dirs() -> list[Path]:
 
 
 @functools.cache
-def load(path: Path) -> bundle.RegistryV1:
+def load(path: Path) -> unpack.RegistryV1:
     require()
-    return bundle.load_bundle(path)
+    return unpack.load_bundle(path)
 
 
-def real_bundle(package: str, version: str) -> bundle.RegistryV1:
+def real_bundle(package: str, version: str) -> unpack.RegistryV1:
     return load(BUNDLES / package / version)

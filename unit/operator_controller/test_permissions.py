@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from olm.operator_controller import preflight
-from olm.operator_controller.bundle.render import CertManagerProvider, manifests_for
 from olm.operator_controller.preflight import permissions
 from olm.operator_controller.preflight.permissions import MissingPermissionsError, Requirement, requirements
+from olm.operator_controller.render import CertManagerProvider, manifests_for
 from unit.operator_controller import realdata
 
 RBAC = "rbac.authorization.k8s.io"

@@ -1,4 +1,6 @@
-"""Turning rendered objects into a ClusterObjectSet revision: phases, then Secrets.
+"""Applying rendered objects: a ClusterObjectSet revision whose content lives in Secrets.
+
+The last stage of the install pipeline (the ClusterObjectSet controller then rolls the revision out).
 
 - `phases`: the thirteen-phase rollout order by GroupKind (`PHASES`, data with a test that every
   kind OLM renders has a phase); unknown kinds go to `deploy`. `sort_into_phases` is deterministic.
@@ -8,9 +10,10 @@
   is larger than that, and a `PackingError` naming the object when one is still too large. It returns
   the Secrets and the ClusterObjectSet phases whose objects are `ref`s into them. Same input, same
   output, byte for byte.
-
-Not here yet: the crash-safe creation sequence (Secrets -> ClusterObjectSet -> ownerReferences), orphan
-removal and revision garbage collection, which need the Kubernetes client.
+- `revisions`: an extension's revisions as the API holds them (`RevisionStates`), the crash-safe
+  creation sequence (Secrets -> ClusterObjectSet -> the Secrets' ownerReferences), the sweep of
+  Secrets a crash left without a revision or an owner, and retention (archived revisions beyond
+  the limit are deleted, with their Secrets). Import it as a module; it talks to the API server.
 """
 
 from olm.operator_controller.applier import phases, secrets

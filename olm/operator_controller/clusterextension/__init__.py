@@ -1,15 +1,16 @@
 """The ClusterExtension controller: installs, upgrades and removes extensions from catalogs.
 
-Pipeline per reconcile (see `reconciler`): resolve -> unpack -> render -> preflight -> apply ->
-report. Content is rolled out as ClusterObjectSet revisions `<extension>-<n>`, applied as the
-extension's ServiceAccount by the ClusterObjectSet controller of the same process.
+Pipeline per reconcile (see `reconciler`): catalogs -> resolve -> unpack -> render -> preflight
+-> apply -> status, each stage a package of `olm.operator_controller`. Content is rolled out as
+ClusterObjectSet revisions `<extension>-<n>`, applied as the extension's ServiceAccount by the
+ClusterObjectSet controller of the same process.
 
-Modules: `catalogs` (selection, content, the catalog watcher), `unpack` (bundle images),
-`revisions` (state, crash-safe creation, sweep, retention), `status` (conditions, pure),
-`reconciler` (the steps), `options`.
+This package is only the controller: `reconciler` (the list of steps), `steps` (each step, a call
+into one stage), `state` (what a reconcile learns), `status` (conditions and the status write),
+`removal` (finalization), `options`.
 
     from olm.operator_controller import clusterextension
-    await clusterextension.setup(manager, catalog_client, registry, clusterextension.Options())
+    await clusterextension.setup_with_manager(manager, catalog_client, registry, clusterextension.Options())
 """
 
 from __future__ import annotations
@@ -18,22 +19,22 @@ import asyncio
 
 from olm import oci
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
-from olm.operator_controller.catalogclient import CatalogClient
-from olm.operator_controller.clusterextension.catalogs import CatalogWatcher
+from olm.operator_controller.catalogs import CatalogClient
+from olm.operator_controller.catalogs.watcher import CatalogWatcher
 from olm.operator_controller.clusterextension.options import Options
-from olm.operator_controller.clusterextension.reconciler import FINALIZERS, Reconciler
-from olm.operator_controller.clusterextension.unpack import BundleUnpacker
+from olm.operator_controller.clusterextension.reconciler import CONTROLLER_NAME, Reconciler
+from olm.operator_controller.clusterextension.removal import FINALIZERS
+from olm.operator_controller.unpack.unpacker import BundleUnpacker
 from olm_runtime import controller
 from olm_runtime.controller import event, source
 from olm_runtime.manager import Manager
 
-__all__ = ["CONTROLLER_NAME", "FINALIZERS", "Options", "Reconciler", "setup"]
+__all__ = ["CONTROLLER_NAME", "FINALIZERS", "Options", "Reconciler", "setup_with_manager"]
 
-CONTROLLER_NAME = "clusterextension"
 CATALOG_WATCH_NAME = "clusterextension-catalogs"
 
 
-async def setup(
+async def setup_with_manager(
     manager: Manager,
     catalog_client: CatalogClient,
     registry: oci.RegistryClient,

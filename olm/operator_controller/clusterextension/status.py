@@ -1,4 +1,5 @@
-"""The status a ClusterExtension reports, computed from what one reconcile found (pure).
+"""The status a ClusterExtension reports: computed from what one reconcile found (`compute`, pure),
+then written with the events its changes deserve (`write`).
 
 | situation                                   | Installed              | Progressing                      |
 |---------------------------------------------|------------------------|----------------------------------|
@@ -16,16 +17,19 @@ Deprecation conditions come from the catalog; Unknown when its data could not be
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from olm.api import conditions as api
-from olm.operator_controller.clusterextension.revisions import RevisionStates
+from olm.api.kinds import CLUSTER_EXTENSION
+from olm.operator_controller.applier.revisions import RevisionStates
 from olm.operator_controller.resolve import Deprecation
-from olm_runtime import conditions
+from olm_runtime import conditions, events
+from olm_runtime.client import Client, errors
 
-__all__ = ["TRUNCATED_SUFFIX", "Failure", "Report", "compute", "truncate"]
+__all__ = ["TRUNCATED_SUFFIX", "Failure", "Report", "compute", "truncate", "write"]
 
 TRUNCATED_SUFFIX = "\n\n... [message truncated]"
 
@@ -175,3 +179,61 @@ def compute(
         for r in states.active
     ]
     return Report(conditions=updated, install=install, active_revisions=active)
+
+
+async def write(
+    client: Client,
+    recorder: events.EventRecorder,
+    extension: Mapping[str, Any],
+    states: RevisionStates,
+    *,
+    failure: Failure | None,
+    deprecation: Deprecation | None,
+) -> None:
+    """Patch the extension's status to what `compute` says, recording events for what changed."""
+    current = extension.get("status") or {}
+    existing = current.get("conditions") or []
+    report = compute(
+        existing,
+        states,
+        failure=failure,
+        deprecation=deprecation,
+        generation=(extension.get("metadata") or {}).get("generation"),
+    )
+    _record_events(recorder, extension, existing, report, failure)
+    patch: dict[str, Any] = {}
+    if report.conditions != existing:
+        patch["conditions"] = report.conditions
+    if report.install != current.get("install"):
+        patch["install"] = report.install
+    if report.active_revisions != (current.get("activeRevisions") or []):
+        patch["activeRevisions"] = report.active_revisions or None
+    if not patch:
+        return
+    with contextlib.suppress(errors.NotFound):
+        await client.patch_status(CLUSTER_EXTENSION, extension["metadata"]["name"], {"status": patch})
+
+
+def _record_events(
+    recorder: events.EventRecorder,
+    extension: Mapping[str, Any],
+    existing: Sequence[dict[str, Any]],
+    report: Report,
+    failure: Failure | None,
+) -> None:
+    before = ((extension.get("status") or {}).get("install") or {}).get("bundle") or {}
+    after = (report.install or {}).get("bundle") or {}
+    if after and after.get("name") != before.get("name"):
+        if before:
+            message = (
+                f'bundle "{before.get("name")}" ({before.get("version")}) replaced by "{after["name"]}" '
+                f"({after.get('version')})"
+            )
+            recorder.event(extension, events.NORMAL, "Upgraded", message)
+        else:
+            message = f'bundle "{after["name"]}" version {after.get("version")} installed'
+            recorder.event(extension, events.NORMAL, "Installed", message)
+    if failure is not None:
+        old = conditions.find(existing, api.TYPE_PROGRESSING)
+        if old is None or old.get("message") != truncate(failure.message):
+            recorder.event(extension, events.WARNING, "Failed", failure.message)

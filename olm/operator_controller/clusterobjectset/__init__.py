@@ -13,7 +13,7 @@ Modules, in pipeline order: `sources` (inline and Secret-referenced objects, dig
 `status` (conditions), `watches` (drift informers), `reconciler` (the steps), `options`.
 
     from olm.operator_controller import clusterobjectset
-    await clusterobjectset.setup(manager, clusterobjectset.Options())
+    await clusterobjectset.setup_with_manager(manager, clusterobjectset.Options())
 """
 
 from __future__ import annotations
@@ -22,18 +22,16 @@ import asyncio
 
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller.clusterobjectset.options import Options
-from olm.operator_controller.clusterobjectset.reconciler import Reconciler
+from olm.operator_controller.clusterobjectset.reconciler import CONTROLLER_NAME, Reconciler
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, owning_revisions
 from olm_runtime import controller
 from olm_runtime.controller import event, handler, source
 from olm_runtime.manager import Manager
 
-__all__ = ["CONTROLLER_NAME", "Options", "Reconciler", "setup"]
-
-CONTROLLER_NAME = "clusterobjectset"
+__all__ = ["CONTROLLER_NAME", "Options", "Reconciler", "setup_with_manager"]
 
 
-async def setup(manager: Manager, options: Options | None = None) -> controller.Controller:
+async def setup_with_manager(manager: Manager, options: Options | None = None) -> controller.Controller:
     """Register the ClusterObjectSet controller with `manager` (the CRDs must be installed).
 
     Equals `Builder(manager).for_(COS).watches(source.Channel(drift events)).complete(Reconciler)`:

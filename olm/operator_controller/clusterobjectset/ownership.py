@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime import ownerrefs
 
 __all__ = [
     "Action",
     "Revision",
     "Verdict",
-    "controller_of",
     "desired_object",
     "judge",
-    "owner_reference",
     "references_without",
 ]
 
@@ -49,6 +49,14 @@ class Revision:
     def owner(self) -> tuple[str, str] | None:
         kind, name = self.labels.get(names.OWNER_KIND_LABEL), self.labels.get(names.OWNER_NAME_LABEL)
         return (kind, name) if kind and name else None
+
+    def as_owner(self) -> dict[str, Any]:
+        """The revision as an owner of the objects it manages (what `ownerrefs` reads)."""
+        return {
+            "apiVersion": CLUSTER_OBJECT_SET.api_version,
+            "kind": CLUSTER_OBJECT_SET.kind,
+            "metadata": {"name": self.name, "uid": self.uid},
+        }
 
     @classmethod
     def of(cls, cos: Object) -> Revision:
@@ -82,11 +90,6 @@ class Verdict:
     message: str = ""
 
 
-def controller_of(obj: Object) -> Mapping[str, Any] | None:
-    refs: Sequence[Mapping[str, Any]] = (obj.get("metadata") or {}).get("ownerReferences") or ()
-    return next((r for r in refs if r.get("controller")), None)
-
-
 def _describe(ref: Mapping[str, Any]) -> str:
     return f"{ref.get('kind')} {ref.get('name')}"
 
@@ -98,7 +101,7 @@ def judge(live: Object | None, me: Revision, siblings: Mapping[str, Revision], s
     """
     if live is None:
         return Verdict(Action.APPLY)
-    controller = controller_of(live)
+    controller = ownerrefs.controller_of(live)
     if controller is not None and controller.get("uid") == me.uid:
         return Verdict(Action.APPLY)
     if controller is not None and (sibling := siblings.get(str(controller.get("uid")))) is not None:
@@ -120,17 +123,6 @@ def judge(live: Object | None, me: Revision, siblings: Mapping[str, Revision], s
     )
 
 
-def owner_reference(me: Revision) -> dict[str, Any]:
-    return {
-        "apiVersion": names.API_VERSION,
-        "kind": names.CLUSTER_OBJECT_SET,
-        "name": me.name,
-        "uid": me.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def desired_object(manifest: Object, me: Revision) -> dict[str, Any]:
     """The apply configuration of `manifest` as managed by `me`: its own fields, plus the
     revision's owner labels, the revision-name label and the controller reference."""
@@ -142,11 +134,12 @@ def desired_object(manifest: Object, me: Revision) -> dict[str, Any]:
             labels[key] = me.labels[key]
     labels[names.REVISION_NAME_LABEL] = me.name
     metadata["labels"] = labels
-    metadata["ownerReferences"] = [owner_reference(me)]
+    metadata["ownerReferences"] = []  # the revision's is the only reference it applies
     for server_field in ("resourceVersion", "uid", "creationTimestamp", "managedFields", "generation"):
         metadata.pop(server_field, None)
     obj["metadata"] = metadata
     obj.pop("status", None)
+    ownerrefs.set_controller_reference(me.as_owner(), obj)
     return obj
 
 
@@ -158,7 +151,7 @@ def already_applied(desired: Object, live: Object | None, me: Revision) -> bool:
     which always happens because a new revision is not yet the object's controller."""
     if live is None:
         return False
-    controller = controller_of(live)
+    controller = ownerrefs.controller_of(live)
     if controller is None or controller.get("uid") != me.uid:
         return False
     desired_fields = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind")}

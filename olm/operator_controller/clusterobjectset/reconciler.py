@@ -7,16 +7,16 @@ Archived revision: resolve_identity -> resolve_sources -> release -> drop_finali
 Being deleted:     the archived steps, tolerant of a missing identity or missing sources (the
                    objects' ownerReferences then leave the clean-up to the garbage collector).
 
-Each step either lets the next one run or stops the pipeline, leaving an `Outcome` (or a requeue)
-behind; the status is written once at the end, from the outcome.
+Each step returns `CONTINUE` or `STOP`, leaving an `Outcome` (or a requeue) behind when it stops;
+the status is written once at the end, from the outcome. No step may replace the revision's spec
+(`_keeping_spec` checks it after each one): every step reads the spec the reconcile started from.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
-import time
-from collections.abc import Awaitable, Callable
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +40,12 @@ from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime import cache, conditions, controller, events, finalizers
 from olm_runtime.client import Client, CredentialError, errors, kinds
+from olm_runtime.controller import CONTINUE, STOP, Next, Steps
+from olm_runtime.controller.steps import Step
 
-__all__ = ["Reconciler", "State"]
+__all__ = ["CONTROLLER_NAME", "Reconciler", "State"]
+
+CONTROLLER_NAME = "clusterobjectset"
 
 _log = structlog.get_logger("olm.operator_controller.clusterobjectset")
 
@@ -66,8 +70,22 @@ class State:
     """Any step: come back after this many seconds."""
 
 
-Step = Callable[[State], Awaitable[bool]]
-"""Returns whether the next step runs."""
+def _keeping_spec(step: Step[State]) -> Step[State]:
+    """`step`, failing loudly if it replaced the revision's spec (steps edit status and metadata)."""
+
+    @functools.wraps(step)
+    async def checked(state: State) -> Next:
+        spec = state.cos.get("spec")
+        outcome = await step(state)
+        if state.cos.get("spec") is not spec:
+            raise RuntimeError(f"step {step.__name__} replaced the revision's spec; steps may not")
+        return outcome
+
+    return checked
+
+
+def _steps(steps: tuple[Step[State], ...]) -> Steps[State]:
+    return Steps(CONTROLLER_NAME, tuple(_keeping_spec(step) for step in steps))
 
 
 class Reconciler:
@@ -85,19 +103,23 @@ class Reconciler:
         self.recorder = recorder
         self.options = options
         self._reported_phases: set[tuple[str, str]] = set()
-        self.active_steps: tuple[Step, ...] = (
-            self.resolve_identity,
-            self.ensure_finalizer,
-            self.resolve_sources,
-            self.verify_digests,
-            self.find_siblings,
-            self.roll_out,
+        self.active_steps = _steps(
+            (
+                self.resolve_identity,
+                self.ensure_finalizer,
+                self.resolve_sources,
+                self.verify_digests,
+                self.find_siblings,
+                self.roll_out,
+            )
         )
-        self.archived_steps: tuple[Step, ...] = (
-            self.resolve_identity,
-            self.resolve_sources,
-            self.release,
-            self.drop_finalizer,
+        self.archived_steps = _steps(
+            (
+                self.resolve_identity,
+                self.resolve_sources,
+                self.release,
+                self.drop_finalizer,
+            )
         )
 
     async def reconcile(self, request: controller.Request) -> controller.Result:
@@ -108,12 +130,12 @@ class Reconciler:
         cos = cache.mutable_copy(cached)
         state = State(cos=cos, me=ownership.Revision.of(cos))
         if finalizers.is_being_deleted(cos):
-            await self._run(state, self.archived_steps)
+            await self.archived_steps.run(state, key=request.name)
             return controller.Result(requeue_after=state.requeue_after)
         archived = (cos.get("spec") or {}).get("lifecycleState") == "Archived"
         if archived and self._archival_done(cos):
             return controller.Result()  # archived revisions stop reconciling once released
-        await self._run(state, self.archived_steps if archived else self.active_steps)
+        await (self.archived_steps if archived else self.active_steps).run(state, key=request.name)
         await self._write_status(state)
         if not archived and state.outcome is not None and state.outcome.kind is OutcomeKind.SUCCEEDED:
             # Only after `Succeeded` is written: an owner reading revisions in between must never see
@@ -121,34 +143,23 @@ class Reconciler:
             await self.archive_predecessors(state)
         return controller.Result(requeue_after=state.requeue_after)
 
-    async def _run(self, state: State, steps: tuple[Step, ...]) -> None:
-        spec = state.cos.get("spec")
-        for step in steps:
-            started = time.monotonic()
-            proceed = await step(state)
-            _log.debug("step done", step=step.__name__, seconds=round(time.monotonic() - started, 4))
-            if state.cos.get("spec") is not spec:
-                raise RuntimeError(f"step {step.__name__} replaced the revision's spec; steps may not")
-            if not proceed:
-                return
-
     # steps ---------------------------------------------------------------------------------------
 
-    async def ensure_finalizer(self, state: State) -> bool:
+    async def ensure_finalizer(self, state: State) -> Next:
         updated = await finalizers.ensure_finalizer(
             self.client, CLUSTER_OBJECT_SET, state.cos, names.TEARDOWN_FINALIZER
         )
         state.cos["metadata"] = dict(updated["metadata"])
-        return True
+        return CONTINUE
 
-    async def drop_finalizer(self, state: State) -> bool:
+    async def drop_finalizer(self, state: State) -> Next:
         with contextlib.suppress(errors.NotFound):
             await finalizers.remove_finalizer(
                 self.client, CLUSTER_OBJECT_SET, state.cos, names.TEARDOWN_FINALIZER
             )
-        return True
+        return CONTINUE
 
-    async def resolve_identity(self, state: State) -> bool:
+    async def resolve_identity(self, state: State) -> Next:
         try:
             state.identity = identity_for(
                 state.cos, self.client, allow_own_identity=self.options.allow_own_identity
@@ -159,8 +170,8 @@ class Reconciler:
                     state.outcome = Outcome(OutcomeKind.ARCHIVED)
                 return await self.drop_finalizer(state)  # nothing was ever applied as anyone
             state.outcome = Outcome(OutcomeKind.BLOCKED, str(e))
-            return False
-        return True
+            return STOP
+        return CONTINUE
 
     async def _get_secret(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -168,7 +179,7 @@ class Reconciler:
         except errors.NotFound:
             return None
 
-    async def resolve_sources(self, state: State) -> bool:
+    async def resolve_sources(self, state: State) -> Next:
         try:
             state.phases = await resolve_phases(
                 state.cos.get("spec") or {},
@@ -183,32 +194,32 @@ class Reconciler:
             state.outcome = Outcome(kind, str(e))
             if kind is OutcomeKind.RETRYING:
                 state.requeue_after = self.options.retry_interval
-            return False
-        return True
+            return STOP
+        return CONTINUE
 
-    async def verify_digests(self, state: State) -> bool:
+    async def verify_digests(self, state: State) -> Next:
         observed = (state.cos.get("status") or {}).get("observedPhases")
         if not observed:
             state.observed_phases = [{"name": p.name, "digest": p.digest} for p in state.phases]
-            return True
+            return CONTINUE
         changed = changed_phases(state.phases, observed)
         if changed is not None:
             state.outcome = Outcome(OutcomeKind.BLOCKED, changed)
-            return False
-        return True
+            return STOP
+        return CONTINUE
 
-    async def find_siblings(self, state: State) -> bool:
+    async def find_siblings(self, state: State) -> Next:
         owner = state.me.owner
         if owner is None:
-            return True
+            return CONTINUE
         selector = f"{names.OWNER_KIND_LABEL}={owner[0]},{names.OWNER_NAME_LABEL}={owner[1]}"
         for other in await self.reader.list(CLUSTER_OBJECT_SET, label_selector=selector):
             revision = ownership.Revision.of(other)
             if revision.uid != state.me.uid:
                 state.siblings[revision.uid] = revision
-        return True
+        return CONTINUE
 
-    async def roll_out(self, state: State) -> bool:
+    async def roll_out(self, state: State) -> Next:
         assert state.identity is not None
         rollout = Rollout(
             state.identity.client,
@@ -228,7 +239,7 @@ class Reconciler:
             state.requeue_after = self.options.retry_interval
             if outcome.message.startswith("revision object collisions"):
                 self.recorder.event(state.cos, events.WARNING, "Collision", outcome.message)
-        return outcome.kind is OutcomeKind.SUCCEEDED
+        return CONTINUE if outcome.kind is OutcomeKind.SUCCEEDED else STOP
 
     def _phase_done(self, state: State, phase: str) -> None:
         key = (state.me.uid, phase)
@@ -241,7 +252,7 @@ class Reconciler:
                 f'phase "{phase}" is applied and passes its probes',
             )
 
-    async def archive_predecessors(self, state: State) -> bool:
+    async def archive_predecessors(self, state: State) -> None:
         for sibling_uid, sibling in state.siblings.items():
             if sibling.number >= state.me.number:
                 continue
@@ -263,7 +274,6 @@ class Reconciler:
                     "Archived",
                     f"superseded by revision {state.me.number} ({state.me.name})",
                 )
-        return True
 
     @staticmethod
     def _archival_done(cos: dict[str, Any]) -> bool:
@@ -275,7 +285,7 @@ class Reconciler:
         spec = state.cos.get("spec") or {}
         return finalizers.is_being_deleted(state.cos) or spec.get("lifecycleState") == "Archived"
 
-    async def release(self, state: State) -> bool:
+    async def release(self, state: State) -> Next:
         assert state.identity is not None
         try:
             done = await teardown.release_all(state.identity.client, state.me, state.phases)
@@ -287,20 +297,20 @@ class Reconciler:
                 return await self.drop_finalizer(state)
             state.outcome = Outcome(OutcomeKind.RETRYING, f"cannot release objects: {e}")
             state.requeue_after = self.options.retry_interval
-            return False
+            return STOP
         except errors.APIError as e:
             state.outcome = Outcome(OutcomeKind.RETRYING, f"cannot release objects: {e}")
             state.requeue_after = self.options.retry_interval
-            return False
+            return STOP
         if not done:
             state.requeue_after = self.options.teardown_interval
-            return False
+            return STOP
         stopped = await self.watches.prune()
         if stopped:
             _log.info("drift watches stopped", kinds=[str(gvk) for gvk in stopped])
         if not finalizers.is_being_deleted(state.cos):
             state.outcome = Outcome(OutcomeKind.ARCHIVED)
-        return True
+        return CONTINUE
 
     # status --------------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from olm.operator_controller.clusterobjectset import ownership, probes
 from olm.operator_controller.clusterobjectset.sources import ResolvedObject, ResolvedPhase
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, WatchUnavailable
+from olm_runtime import ownerrefs
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, PatchType, errors
 from olm_runtime.client.client import object_kind
 
@@ -184,7 +185,9 @@ class Rollout:
         assert verdict.release is not None
         metadata = planned.live.get("metadata") or {}
         refs = ownership.references_without(
-            metadata.get("ownerReferences") or (), str(verdict.release.get("uid")), demote=not verdict.remove
+            ownerrefs.owner_references(planned.live),
+            str(verdict.release.get("uid")),
+            demote=not verdict.remove,
         )
         patch = [
             {"op": "test", "path": "/metadata/resourceVersion", "value": metadata.get("resourceVersion")},

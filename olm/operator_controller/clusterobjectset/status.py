@@ -41,19 +41,15 @@ class Outcome:
     message: str = ""
 
 
-_AVAILABLE: Mapping[OutcomeKind, tuple[conditions.Status, str]] = {
-    OutcomeKind.ROLLING_OUT: ("False", api.REASON_PROBE_FAILURE),
-    OutcomeKind.RETRYING: ("Unknown", api.REASON_RECONCILING),
-    OutcomeKind.BLOCKED: ("Unknown", api.REASON_RECONCILING),
-    OutcomeKind.SUCCEEDED: ("True", api.REASON_PROBES_SUCCEEDED),
-    OutcomeKind.ARCHIVED: ("Unknown", api.REASON_ARCHIVED),
-}
-_PROGRESSING: Mapping[OutcomeKind, tuple[conditions.Status, str]] = {
-    OutcomeKind.ROLLING_OUT: ("True", api.REASON_ROLLING_OUT),
-    OutcomeKind.RETRYING: ("True", api.REASON_RETRYING),
-    OutcomeKind.BLOCKED: ("False", api.REASON_BLOCKED),
-    OutcomeKind.SUCCEEDED: ("True", api.REASON_SUCCEEDED),
-    OutcomeKind.ARCHIVED: ("False", api.REASON_ARCHIVED),
+_Condition = tuple[conditions.Status, str]
+
+_CONDITIONS: Mapping[OutcomeKind, tuple[_Condition, _Condition]] = {
+    # outcome                  Progressing                         Available
+    OutcomeKind.ROLLING_OUT: (("True", api.REASON_ROLLING_OUT), ("False", api.REASON_PROBE_FAILURE)),
+    OutcomeKind.RETRYING: (("True", api.REASON_RETRYING), ("Unknown", api.REASON_RECONCILING)),
+    OutcomeKind.BLOCKED: (("False", api.REASON_BLOCKED), ("Unknown", api.REASON_RECONCILING)),
+    OutcomeKind.SUCCEEDED: (("True", api.REASON_SUCCEEDED), ("True", api.REASON_PROBES_SUCCEEDED)),
+    OutcomeKind.ARCHIVED: (("False", api.REASON_ARCHIVED), ("Unknown", api.REASON_ARCHIVED)),
 }
 
 
@@ -95,39 +91,21 @@ def apply_outcome(
 ) -> list[dict[str, Any]]:
     """The conditions after `outcome`, starting from `existing` (transition times kept)."""
     items = [dict(c) for c in existing]
+
+    def put(kind: str, condition: _Condition, message: str) -> None:
+        status, reason = condition
+        conditions.set_condition(
+            items, kind, status, reason=reason, message=message, observed_generation=generation, now=now
+        )
+
     progressing_message, available_message = _messages(outcome.kind, revision, outcome.message)
-    status, reason = _PROGRESSING[outcome.kind]
+    progressing, available = _CONDITIONS[outcome.kind]
     if due is not None and now >= due and outcome.kind in (OutcomeKind.ROLLING_OUT, OutcomeKind.RETRYING):
         last = outcome.message or progressing_message
-        status, reason = "False", api.REASON_PROGRESS_DEADLINE_EXCEEDED
+        progressing = ("False", api.REASON_PROGRESS_DEADLINE_EXCEEDED)
         progressing_message = f"Revision has not rolled out for {minutes} minute(s). Last status: {last}"
-    conditions.set_condition(
-        items,
-        api.TYPE_PROGRESSING,
-        status,
-        reason=reason,
-        message=progressing_message,
-        observed_generation=generation,
-        now=now,
-    )
-    available_status, available_reason = _AVAILABLE[outcome.kind]
-    conditions.set_condition(
-        items,
-        api.TYPE_AVAILABLE,
-        available_status,
-        reason=available_reason,
-        message=available_message,
-        observed_generation=generation,
-        now=now,
-    )
+    put(api.TYPE_PROGRESSING, progressing, progressing_message)
+    put(api.TYPE_AVAILABLE, available, available_message)
     if outcome.kind is OutcomeKind.SUCCEEDED and not conditions.is_true(items, api.TYPE_SUCCEEDED):
-        conditions.set_condition(
-            items,
-            api.TYPE_SUCCEEDED,
-            "True",
-            reason=api.REASON_SUCCEEDED,
-            message="Revision succeeded rolling out.",
-            observed_generation=generation,
-            now=now,
-        )
+        put(api.TYPE_SUCCEEDED, ("True", api.REASON_SUCCEEDED), "Revision succeeded rolling out.")
     return items

@@ -13,6 +13,7 @@ from typing import Any
 
 from olm.operator_controller.clusterobjectset import ownership
 from olm.operator_controller.clusterobjectset.sources import ResolvedPhase
+from olm_runtime import ownerrefs
 from olm_runtime.client import Client, NoKindMatch, PatchType, errors
 from olm_runtime.client.client import object_kind
 
@@ -41,7 +42,7 @@ async def release_all(client: Client, me: ownership.Revision, phases: Sequence[R
                 live = await client.get(gvk, name, namespace=namespace)
             except errors.NotFound:
                 continue
-            controller = ownership.controller_of(live)
+            controller = ownerrefs.controller_of(live)
             if controller is not None and controller.get("uid") == me.uid:
                 if (live.get("metadata") or {}).get("deletionTimestamp"):
                     pending = True
@@ -52,7 +53,7 @@ async def release_all(client: Client, me: ownership.Revision, phases: Sequence[R
                     continue
                 pending = pending or not _is_gone(answer)
                 continue
-            refs = (live.get("metadata") or {}).get("ownerReferences") or ()
+            refs = ownerrefs.owner_references(live)
             if any(r.get("uid") == me.uid for r in refs):
                 patch = [
                     {

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from olm.api import names
-from olm_runtime import cache
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime import cache, ownerrefs
 from olm_runtime.client import GroupVersionKind
 from olm_runtime.controller import Request, event
 
@@ -29,16 +30,11 @@ SELECTOR = names.REVISION_NAME_LABEL
 
 def owning_revisions(obj: Mapping[str, Any]) -> Iterator[Request]:
     """The revision controlling `obj` (by controller reference), else the one its label names."""
-    metadata = obj.get("metadata") or {}
-    for ref in metadata.get("ownerReferences") or ():
-        if (
-            ref.get("controller")
-            and ref.get("kind") == names.CLUSTER_OBJECT_SET
-            and ref.get("apiVersion", "").startswith(f"{names.GROUP}/")
-        ):
-            yield Request(name=str(ref.get("name")))
-            return
-    label = (metadata.get("labels") or {}).get(names.REVISION_NAME_LABEL)
+    controller = ownerrefs.controller_of(obj)
+    if controller is not None and ownerrefs.refers_to_kind(controller, CLUSTER_OBJECT_SET):
+        yield Request(name=str(controller.get("name")))
+        return
+    label = ((obj.get("metadata") or {}).get("labels") or {}).get(names.REVISION_NAME_LABEL)
     if label:
         yield Request(name=label)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from olm.operator_controller.bundle import gojson
-from olm.operator_controller.preflight._goformat import go_list, go_quote, go_value
+from olm.compat import gojson
+from olm.compat.goformat import go_list, go_quote, go_value
 
 __all__ = ["CHECKS", "compare_property"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from olm.operator_controller.bundle import gotypes, k8stypes
+from olm.compat import gotypes, k8stypes
 
 __all__ = ["flatten", "normalise_crd", "property_diffs", "without_children"]
 

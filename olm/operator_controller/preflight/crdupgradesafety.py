@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from olm.operator_controller.preflight._goformat import go_list, go_quote
+from olm.compat.goformat import go_list, go_quote
 from olm.operator_controller.preflight._properties import compare_property
 from olm.operator_controller.preflight._schema import flatten, normalise_crd, property_diffs
 

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from olm.operator_controller.preflight._goformat import go_quote
+from olm.compat.goformat import go_quote
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds
 
 __all__ = [

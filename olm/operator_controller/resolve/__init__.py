@@ -2,8 +2,9 @@
 
 `resolve(source, installed, catalogs, skipped=...)` takes `spec.source.catalog` (a
 `CatalogFilter`), the installed bundle (or None) and, for each selected serving catalog, its name,
-priority and content for the package (`catalogclient.PackageContent`). It returns a `Resolution`:
-the bundle (name, version, image, catalog) and the deprecation notices that apply to it.
+priority and content for the package (`CatalogContent`, which the catalogs stage gathers). It
+returns a `Resolution`: the bundle (name, version, image, catalog) and the deprecation notices that
+apply to it.
 
 Rules, in order: channels (a bundle must be an entry of a requested channel) AND version range
 (Masterminds syntax) AND, when something is installed and the policy is `CatalogProvided`, an

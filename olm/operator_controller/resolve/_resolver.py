@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from olm import fbc, semver
 from olm.api.clusterextension import CatalogFilter, UpgradeConstraintPolicy
-from olm.operator_controller.catalogclient import PackageContent
+from olm.operator_controller.catalogs.gathering import CatalogContent
 from olm.operator_controller.resolve._errors import (
     AmbiguousCatalogs,
     InvalidVersionRange,
@@ -38,15 +38,6 @@ class Installed:
 
     name: str
     version: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class CatalogContent:
-    """One selected, serving catalog: its name, `spec.priority` and content for the package."""
-
-    name: str
-    priority: int = 0
-    content: PackageContent
 
 
 @dataclass(frozen=True, kw_only=True)

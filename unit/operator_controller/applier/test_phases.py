@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.operator_controller import applier
-from olm.operator_controller.bundle import render
+from olm.operator_controller import applier, render
 from unit.operator_controller import realdata
 
 RENDERED_BEYOND_SUPPORTED = {

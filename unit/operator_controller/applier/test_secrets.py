@@ -14,8 +14,7 @@ import pytest
 
 from olm.api import names
 from olm.api.clusterobjectset import ClusterObjectSetSpec
-from olm.operator_controller import applier
-from olm.operator_controller.bundle import render
+from olm.operator_controller import applier, render
 from unit.operator_controller import realdata
 
 NS = "olmv1-system"

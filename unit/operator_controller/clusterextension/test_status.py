@@ -6,8 +6,8 @@ from typing import Any
 
 from olm.api import conditions as api
 from olm.api import names
+from olm.operator_controller.applier.revisions import RevisionStates, states
 from olm.operator_controller.clusterextension import status
-from olm.operator_controller.clusterextension.revisions import RevisionStates, states
 from olm.operator_controller.resolve import Deprecation
 
 UID = "ext-uid"

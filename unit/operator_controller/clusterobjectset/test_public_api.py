@@ -10,5 +10,5 @@ def test_exports() -> None:
         "CONTROLLER_NAME",
         "Options",
         "Reconciler",
-        "setup",
+        "setup_with_manager",
     ]

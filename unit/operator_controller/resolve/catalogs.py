@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from olm import fbc
-from olm.operator_controller import catalogclient
+from olm.operator_controller import catalogs
 
 REALDATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "realdata"
 COMMUNITY = REALDATA / "catalogs" / "community-operators-prod-v4.20"
@@ -26,7 +26,7 @@ def content(
     versions: Mapping[str, str] | None = None,
     properties: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     deprecations: Sequence[tuple[str, str, str]] = (),
-) -> catalogclient.PackageContent:
+) -> catalogs.PackageContent:
     """A package whose bundles are the channels' entries; versions default to the name's `vX.Y.Z`.
 
     `deprecations` are (schema, name, message) triples.
@@ -63,7 +63,7 @@ def content(
                 ],
             }
         )
-    return catalogclient.parse_lines("test", package, [orjson.dumps(o) for o in objects])
+    return catalogs.parse_lines("test", package, [orjson.dumps(o) for o in objects])
 
 
 def chain(package: str, versions: Iterable[str], **extra: Any) -> list[dict[str, Any]]:
@@ -81,10 +81,10 @@ def chain(package: str, versions: Iterable[str], **extra: Any) -> list[dict[str,
 
 
 @functools.cache
-def real(package: str) -> catalogclient.PackageContent:
+def real(package: str) -> catalogs.PackageContent:
     """The package from the real community catalog, or skip when the data is absent."""
     directory = COMMUNITY / package
     if not directory.is_dir():
         pytest.skip(f"real catalog data not found at {directory.resolve()}")
     lines = [meta.blob for meta in fbc.iter_metas(directory)]
-    return catalogclient.parse_lines("community", package, lines)
+    return catalogs.parse_lines("community", package, lines)

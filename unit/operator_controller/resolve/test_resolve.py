@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from olm.api.clusterextension import CatalogFilter, UpgradeConstraintPolicy
-from olm.operator_controller import catalogclient, resolve
+from olm.operator_controller import resolve
+from olm.operator_controller.catalogs import PackageContent
 from unit.operator_controller.resolve.catalogs import chain, content
 
 SELF = UpgradeConstraintPolicy.SELF_CERTIFIED
@@ -59,7 +60,7 @@ PRERELEASE = content(channels={"stable": chain("x", ["1.0.0", "1.1.0-rc.1"])})
 @dataclass(frozen=True)
 class Case:
     source: dict[str, Any]
-    catalogs: list[tuple[str, int, catalogclient.PackageContent]]
+    catalogs: list[tuple[str, int, PackageContent]]
     installed: str | None = None
     want: tuple[str, str] | None = None
     """(bundle name, catalog)"""
@@ -98,9 +99,7 @@ CASES = [
     ),
     pytest.param(Case({}, [], error='no bundles found for package "x"'), id="no-catalogs"),
     pytest.param(
-        Case(
-            {}, [("a", 0, catalogclient.PackageContent(name="x"))], error='no bundles found for package "x"'
-        ),
+        Case({}, [("a", 0, PackageContent(name="x"))], error='no bundles found for package "x"'),
         id="package-not-in-catalog",
     ),
     pytest.param(
@@ -212,7 +211,7 @@ CASES = [
     pytest.param(
         Case(
             {},
-            [("b", 0, LINEAR), ("a", 0, LINEAR), ("c", 0, catalogclient.PackageContent(name="x"))],
+            [("b", 0, LINEAR), ("a", 0, LINEAR), ("c", 0, PackageContent(name="x"))],
             error='found bundles for package "x" in multiple catalogs with the same priority [a b]',
         ),
         id="catalog-without-package-is-not-ambiguous",

@@ -1,0 +1,73 @@
+"""What one ClusterExtension reconcile learns (`State`), and what the controller works with
+(`Context`) and remembers between reconciles (`Memory`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from olm.api.clusterextension import ClusterExtension
+from olm.operator_controller.applier import PackedRevision
+from olm.operator_controller.applier.revisions import RevisionStates
+from olm.operator_controller.catalogs import CatalogClient
+from olm.operator_controller.clusterextension.options import Options
+from olm.operator_controller.clusterextension.status import Failure
+from olm.operator_controller.resolve import Deprecation, ResolvedBundle
+from olm.operator_controller.unpack import RegistryV1
+from olm.operator_controller.unpack.unpacker import BundleUnpacker
+from olm_runtime import cache, events
+from olm_runtime.client import Client
+
+__all__ = ["Context", "Memory", "State"]
+
+
+@dataclass
+class State:
+    """What one reconcile learns; each field has one writer step."""
+
+    extension: dict[str, Any]
+    spec: ClusterExtension
+    states: RevisionStates = field(default_factory=lambda: RevisionStates(all=()))
+    """read_revisions (and pack and apply, which bring it up to date)."""
+    bundle: ResolvedBundle | None = None
+    """resolve."""
+    deprecation: Deprecation | None = None
+    """resolve: None when the catalog data could not be read."""
+    image: str = ""
+    """unpack: the bundle image by digest."""
+    registry_v1: RegistryV1 | None = None
+    """unpack."""
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    """render."""
+    packed: PackedRevision | None = None
+    digest: str = ""
+    """pack."""
+    failure: Failure | None = None
+    requeue_after: float | None = None
+
+
+@dataclass
+class Memory:
+    """What this process remembers about extensions across reconciles, by extension name."""
+
+    swept: set[str] = field(default_factory=set)
+    """Extensions whose leftover Secrets were swept since the process started."""
+    resolved: dict[str, str] = field(default_factory=dict)
+    """The bundle each extension last resolved to: one `Resolved` event per change."""
+
+    def forget(self, name: str) -> None:
+        self.swept.discard(name)
+        self.resolved.pop(name, None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Context:
+    """What the steps and the removal work with: one per controller."""
+
+    client: Client
+    reader: cache.CacheReader
+    catalog_client: CatalogClient
+    unpacker: BundleUnpacker
+    recorder: events.EventRecorder
+    options: Options
+    memory: Memory = field(default_factory=Memory)

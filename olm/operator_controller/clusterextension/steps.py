@@ -1,0 +1,349 @@
+"""The steps of a ClusterExtension reconcile, each a call into one stage of the install pipeline.
+
+Every step reads and writes the reconcile's `State` and returns `CONTINUE` or `STOP`; a step that
+fails records a `Failure` (and, when retrying may help, a requeue) and stops. `reconciler` lists
+them in the order they run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from typing import Any
+
+import structlog
+
+from olm import oci
+from olm.api import conditions as api
+from olm.api import names
+from olm.api.clusterextension import CRDUpgradeSafetyEnforcement
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.operator_controller import applier
+from olm.operator_controller.applier import revisions
+from olm.operator_controller.applier.revisions import Revision, RevisionStates
+from olm.operator_controller.catalogs.gathering import gather
+from olm.operator_controller.clusterextension.state import Context, State
+from olm.operator_controller.clusterextension.status import Failure
+from olm.operator_controller.preflight import crdupgradesafety, permissions
+from olm.operator_controller.render import (
+    CertManagerProvider,
+    InvalidConfigurationError,
+    RenderError,
+    manifests_for,
+)
+from olm.operator_controller.resolve import Installed, ResolutionError, ResolvedBundle, resolve
+from olm.operator_controller.unpack.unpacker import UnpackError
+from olm_runtime import events
+from olm_runtime.client import errors, kinds
+from olm_runtime.controller import CONTINUE, STOP, Next
+
+__all__ = ["MAX_NAME_LENGTH", "Pipeline"]
+
+MAX_NAME_LENGTH = 63
+"""Longest extension name: it is a label value (the API itself allows 253 characters)."""
+_log = structlog.get_logger("olm.operator_controller.clusterextension")
+
+
+def _crash() -> None:
+    _log.warning("crashing after the revision's Secrets, as configured for testing")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _bundle_annotations(bundle: ResolvedBundle, image: str) -> dict[str, str]:
+    return {
+        names.PACKAGE_NAME_LABEL: bundle.package,
+        names.BUNDLE_NAME_LABEL: bundle.name,
+        names.BUNDLE_VERSION_LABEL: bundle.version,
+        names.BUNDLE_REFERENCE_ANNOTATION: image,
+    }
+
+
+def _identity_annotations(state: State) -> dict[str, str]:
+    return {
+        names.SERVICE_ACCOUNT_NAME_ANNOTATION: state.spec.spec.service_account.name,
+        names.SERVICE_ACCOUNT_NAMESPACE_ANNOTATION: state.spec.spec.namespace,
+    }
+
+
+def _for_bundle(state: State, message: str) -> str:
+    assert state.bundle is not None
+    bundle = state.bundle
+    return f'error for resolved bundle "{bundle.name}" with version "{bundle.version}": {message}'
+
+
+class Pipeline:
+    """The steps, over one controller's `Context`."""
+
+    def __init__(self, context: Context) -> None:
+        self.client = context.client
+        self.reader = context.reader
+        self.catalog_client = context.catalog_client
+        self.unpacker = context.unpacker
+        self.recorder = context.recorder
+        self.options = context.options
+        self.memory = context.memory
+        self.certificate_provider = CertManagerProvider()
+
+    def _fail(self, state: State, reason: str, message: str, *, retry: bool = True) -> Next:
+        state.failure = Failure(reason=reason, message=message)
+        if retry:
+            state.requeue_after = self.options.retry_interval
+        return STOP
+
+    async def check_name(self, state: State) -> Next:
+        name = state.extension["metadata"]["name"]
+        if len(name) > MAX_NAME_LENGTH:
+            # The name is the value of the owner-name label of every revision, Secret and object.
+            return self._fail(
+                state,
+                api.REASON_BLOCKED,
+                f'ClusterExtension name "{name}" is {len(name)} characters long; at most {MAX_NAME_LENGTH} '
+                "are supported because it is used as a label value",
+                retry=False,
+            )
+        return CONTINUE
+
+    async def read_revisions(self, state: State) -> Next:
+        """Read the revisions; prune archived ones beyond the retention limit; once per process and
+        extension, sweep Secrets a crash left behind."""
+        name = state.extension["metadata"]["name"]
+        listed = await self.reader.list(CLUSTER_OBJECT_SET, label_selector=revisions.owner_selector(name))
+        state.states = revisions.states(listed, state.extension["metadata"]["uid"])
+        pruned = await revisions.prune_archived(self.client, state.states.all, self.options.retention_limit)
+        if pruned:
+            secrets = await revisions.delete_secrets(
+                self.client, name, pruned, system_namespace=self.options.system_namespace
+            )
+            _log.info("archived revisions deleted", extension=name, revisions=pruned, secrets=secrets)
+            state.states = RevisionStates(all=tuple(r for r in state.states.all if r.name not in pruned))
+        if name not in self.memory.swept:
+            swept = await revisions.sweep(
+                self.client, name, state.states.all, system_namespace=self.options.system_namespace
+            )
+            if swept.deleted or swept.adopted:
+                _log.info(
+                    "revision secrets swept", extension=name, deleted=swept.deleted, adopted=swept.adopted
+                )
+            self.memory.swept.add(name)
+        return CONTINUE
+
+    async def check_service_account(self, state: State) -> Next:
+        """The ServiceAccount content is applied as must exist."""
+        namespace, account = state.spec.spec.namespace, state.spec.spec.service_account.name
+        try:
+            await self.client.get(kinds.SERVICE_ACCOUNT, account, namespace=namespace)
+        except errors.NotFound:
+            return self._fail(
+                state,
+                api.REASON_RETRYING,
+                f'service account "{account}" not found in namespace "{namespace}": unable to authenticate '
+                "with the Kubernetes cluster.",
+            )
+        return CONTINUE
+
+    async def resolve(self, state: State) -> Next:
+        """Gather the selected catalogs' content and pick the bundle.
+
+        Always, even while a revision is rolling out: a stuck rollout never stops a move to a newer
+        or different version. If no selected catalog can be read and something is installed, the
+        installed bundle is used again, so spec changes (configuration, preflight) still apply
+        while the catalog is away.
+        """
+        source = state.spec.spec.source.catalog
+        if source is None:  # the API's union rule makes this impossible; be explicit anyway
+            return self._fail(state, api.REASON_BLOCKED, "spec.source.catalog is required", retry=False)
+        gathered = await gather(self.reader, self.catalog_client, source)
+        installed = state.states.installed
+        installed_bundle = installed.bundle if installed is not None else None
+        if not gathered.contents and installed_bundle is not None:
+            state.bundle = ResolvedBundle(
+                package=installed_bundle.package,
+                name=installed_bundle.name,
+                version=installed_bundle.version,
+                image=installed_bundle.image,
+                catalog="",
+            )
+            _log.info("no catalog available; reconciling the installed bundle", skipped=gathered.skipped)
+            return CONTINUE
+        try:
+            resolution = resolve(
+                source,
+                Installed(name=installed_bundle.name, version=installed_bundle.version)
+                if installed_bundle is not None
+                else None,
+                gathered.contents,
+                skipped=gathered.skipped,
+            )
+        except ResolutionError as err:
+            # The resolver names the skipped catalogs where they matter (no bundle, ambiguity).
+            return self._fail(state, api.REASON_RETRYING, str(err))
+        state.bundle = resolution.bundle
+        state.deprecation = resolution.deprecation
+        name = state.extension["metadata"]["name"]
+        if self.memory.resolved.get(name) != resolution.bundle.name:
+            self.memory.resolved[name] = resolution.bundle.name
+            self.recorder.event(
+                state.extension,
+                events.NORMAL,
+                "Resolved",
+                f'resolved bundle "{resolution.bundle.name}" version {resolution.bundle.version} from '
+                f'catalog "{resolution.bundle.catalog}"',
+            )
+        return CONTINUE
+
+    async def unpack(self, state: State) -> Next:
+        """Pull the bundle (cached by digest) and read it as registry+v1."""
+        assert state.bundle is not None
+        try:
+            unpacked = await self.unpacker.unpack(state.extension["metadata"]["name"], state.bundle.image)
+        except UnpackError as err:
+            return self._fail(state, api.REASON_BLOCKED, _for_bundle(state, str(err)), retry=False)
+        except oci.RegistryError as err:
+            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, f"pulling bundle image: {err}"))
+        state.image = unpacked.image
+        state.registry_v1 = unpacked.bundle
+        return CONTINUE
+
+    async def render(self, state: State) -> Next:
+        """Render the bundle for the spec's namespace and configuration."""
+        assert state.registry_v1 is not None
+        config = state.spec.spec.config
+        inline = config.inline if config is not None else None
+        try:
+            state.objects = manifests_for(
+                state.registry_v1,
+                state.spec.spec.namespace,
+                inline,
+                certificate_provider=self.certificate_provider,
+            )
+        except InvalidConfigurationError as err:
+            message = f"invalid ClusterExtension configuration: {err}"
+            return self._fail(
+                state, api.REASON_INVALID_CONFIGURATION, _for_bundle(state, message), retry=False
+            )
+        except RenderError as err:
+            return self._fail(state, api.REASON_BLOCKED, _for_bundle(state, str(err)), retry=False)
+        return CONTINUE
+
+    async def pack(self, state: State) -> Next:
+        """Externalise the objects into content-addressed Secrets.
+
+        When the newest active revision already holds this content, only its bundle annotations are
+        brought up to date and the pipeline ends: the checks after this concern content about to be
+        rolled out, so a steady reconcile skips them.
+        """
+        name = state.extension["metadata"]["name"]
+        try:
+            state.packed = applier.pack(
+                f"{name}-{state.states.next_number}",
+                name,
+                state.objects,
+                applier.PackingOptions(system_namespace=self.options.system_namespace),
+            )
+        except applier.PackingError as err:
+            return self._fail(state, api.REASON_BLOCKED, _for_bundle(state, str(err)), retry=False)
+        state.digest = revisions.content_digest(state.packed, state.spec.spec.progress_deadline_minutes)
+        latest = state.states.latest
+        if latest is None or latest.digest != state.digest:
+            return CONTINUE  # an older active revision with this content is not reused: it is being replaced
+        await self._refresh_annotations(state, latest)
+        return STOP
+
+    async def _refresh_annotations(self, state: State, revision: Revision) -> None:
+        assert state.bundle is not None
+        wanted = {**_bundle_annotations(state.bundle, state.image), **_identity_annotations(state)}
+        have = (revision.object.get("metadata") or {}).get("annotations") or {}
+        changed = {k: v for k, v in wanted.items() if have.get(k) != v}
+        if not changed:
+            return
+        with contextlib.suppress(errors.NotFound):
+            updated = await self.client.patch(
+                CLUSTER_OBJECT_SET, revision.name, {"metadata": {"annotations": changed}}
+            )
+            state.states = RevisionStates(
+                all=tuple(Revision.of(updated) if r.name == revision.name else r for r in state.states.all)
+            )
+
+    async def preflight(self, state: State) -> Next:
+        """CRD upgrade safety against the CRDs that exist (unless `enforcement: None`)."""
+        install = state.spec.spec.install
+        safety = install.preflight.crd_upgrade_safety if install and install.preflight else None
+        if safety is not None and safety.enforcement is CRDUpgradeSafetyEnforcement.NONE:
+            return CONTINUE
+        existing: dict[str, dict[str, Any]] = {}
+        for obj in state.objects:
+            if obj.get("kind") != "CustomResourceDefinition":
+                continue
+            crd_name = obj["metadata"]["name"]
+            with contextlib.suppress(errors.NotFound):
+                existing[crd_name] = await self.client.get(kinds.CUSTOM_RESOURCE_DEFINITION, crd_name)
+        try:
+            crdupgradesafety.check(state.objects, existing)
+        except crdupgradesafety.CRDUpgradeSafetyError as err:
+            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, str(err)))
+        return CONTINUE
+
+    async def check_permissions(self, state: State) -> Next:
+        """The ServiceAccount may do everything the new revision needs, or every missing permission
+        is reported and nothing is created."""
+        try:
+            missing = await permissions.missing_permissions(
+                self.client,
+                namespace=state.spec.spec.namespace,
+                service_account=state.spec.spec.service_account.name,
+                objects=state.objects,
+            )
+        except permissions.PermissionCheckError as err:
+            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, str(err)))
+        if missing:
+            message = str(permissions.MissingPermissionsError(missing))
+            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, message))
+        return CONTINUE
+
+    async def apply(self, state: State) -> Next:
+        """Secrets -> ClusterObjectSet `<extension>-<n+1>` -> the Secrets' ownerReferences."""
+        assert state.bundle is not None
+        assert state.packed is not None
+        extension = state.extension
+        name = extension["metadata"]["name"]
+        number = state.states.next_number
+        await revisions.sweep(
+            self.client,
+            name,
+            state.states.all,
+            system_namespace=self.options.system_namespace,
+            keep=[s["metadata"]["name"] for s in state.packed.secrets],
+        )
+        annotations = {
+            **_bundle_annotations(state.bundle, state.image),
+            **_identity_annotations(state),
+            names.CONTENT_DIGEST_ANNOTATION: state.digest,
+        }
+        labels = {names.OWNER_KIND_LABEL: names.CLUSTER_EXTENSION, names.OWNER_NAME_LABEL: name}
+        try:
+            created = await revisions.create_revision(
+                self.client,
+                extension,
+                number,
+                state.packed,
+                labels=labels,
+                annotations=annotations,
+                progress_deadline_minutes=state.spec.spec.progress_deadline_minutes,
+                after_secrets=_crash if self.options.crash_after_secrets else None,
+            )
+        except errors.AlreadyExists:
+            # Another reconcile (or a previous process) created it: read the revisions again next time.
+            state.requeue_after = 1.0
+            return STOP
+        state.states = RevisionStates(all=(*state.states.all, Revision.of(created)))
+        installed = state.states.installed
+        verb = "upgrading" if installed is not None else "installing"
+        self.recorder.event(
+            extension,
+            events.NORMAL,
+            "Installing",
+            f'{verb} bundle "{state.bundle.name}" version {state.bundle.version} as revision {number} '
+            f"({created['metadata']['name']})",
+        )
+        return CONTINUE
