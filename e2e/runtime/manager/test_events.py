@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -64,3 +66,104 @@ async def test_identical_events_become_one_event_with_a_series_count(
     core = await client.get(kinds.EVENT, hot["metadata"]["name"], namespace=namespace)
     assert core["involvedObject"]["name"] == "subject"
     assert core["series"]["count"] == REPEATS
+
+
+async def recorded(client: Client, namespace: str, component: str) -> list[dict[str, Any]]:
+    events = await client.list(kinds.EVENTS_EVENT, namespace=namespace)
+    return [e for e in events.items if e.get("reportingController") == component]
+
+
+async def test_a_repeat_after_the_event_expired_on_the_server_starts_a_new_event(
+    client: Client, namespace: str, running: Callable[[Manager], asyncio.Task[None]]
+) -> None:
+    subject = await client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": namespace}}
+    )
+    manager = Manager(
+        client,
+        options=ManagerOptions(
+            metrics_bind_address="0", events=BroadcasterOptions(series_update_interval=0.1)
+        ),
+    )
+    recorder = manager.event_recorder("e2e-expiry")
+    running(manager)
+    await asyncio.wait_for(manager.elected.wait(), 30)
+    recorder.event(subject, "Normal", "Tick", "tick")
+
+    async def created() -> bool:
+        return len(await recorded(client, namespace, "e2e-expiry")) == 1
+
+    await eventually(created, what="the first Event", timeout=30)
+    (first,) = await recorded(client, namespace, "e2e-expiry")
+    # What the Event TTL does on a real cluster, done at once: the server forgets the Event.
+    await client.delete(kinds.EVENTS_EVENT, first["metadata"]["name"], namespace=namespace)
+
+    async def replaced() -> bool:
+        # A repeat's series update finds the Event gone; the repeat after that creates a new one.
+        recorder.event(subject, "Normal", "Tick", "tick")
+        return len(await recorded(client, namespace, "e2e-expiry")) == 1
+
+    await eventually(replaced, what="a new Event for the repeats", timeout=30, interval=0.3)
+    (second,) = await recorded(client, namespace, "e2e-expiry")
+    assert second["metadata"]["name"] != first["metadata"]["name"]
+    assert second["regarding"]["uid"] == subject["metadata"]["uid"]
+
+
+async def test_stopping_the_manager_writes_the_pending_series_update(
+    client: Client, namespace: str, running: Callable[[Manager], asyncio.Task[None]]
+) -> None:
+    subject = await client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": namespace}}
+    )
+    manager = Manager(
+        client,
+        options=ManagerOptions(
+            metrics_bind_address="0", events=BroadcasterOptions(series_update_interval=3600)
+        ),
+    )
+    recorder = manager.event_recorder("e2e-flush")
+    task = running(manager)
+    await asyncio.wait_for(manager.elected.wait(), 30)
+    recorder.event(subject, "Warning", "Overheated", "too hot")
+
+    async def created() -> bool:
+        return len(await recorded(client, namespace, "e2e-flush")) == 1
+
+    await eventually(created, what="the first Event", timeout=30)
+    # Two repeats: their series update is due only in an hour, and the manager stops now.
+    recorder.event(subject, "Warning", "Overheated", "too hot")
+    recorder.event(subject, "Warning", "Overheated", "too hot")
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    (event,) = await recorded(client, namespace, "e2e-flush")
+    assert event["series"]["count"] == 3
+
+
+async def test_events_about_cluster_scoped_objects_are_written_to_default(
+    client: Client, running: Callable[[Manager], asyncio.Task[None]]
+) -> None:
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+    subject = await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    try:
+        manager = Manager(client, options=ManagerOptions(metrics_bind_address="0"))
+        recorder = manager.event_recorder(name)
+        running(manager)
+        await asyncio.wait_for(manager.elected.wait(), 30)
+        recorder.event(subject, "Normal", "Noticed", "a namespace for the test")
+
+        async def written() -> bool:
+            return len(await recorded(client, "default", name)) == 1
+
+        await eventually(written, what="the Event in default", timeout=30)
+        (event,) = await recorded(client, "default", name)
+        assert event["regarding"] == {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "name": name,
+            "uid": subject["metadata"]["uid"],
+            "resourceVersion": subject["metadata"]["resourceVersion"],
+        }
+        await client.delete(kinds.EVENTS_EVENT, event["metadata"]["name"], namespace="default")
+    finally:
+        await client.delete(kinds.NAMESPACE, name)

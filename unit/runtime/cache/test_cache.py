@@ -20,6 +20,7 @@ from unit.runtime.cache.fakes import (
     RecordingClock,
     Watch,
     cm,
+    event,
     page,
     run_until,
     running,
@@ -234,3 +235,50 @@ async def test_informer_health_is_scraped_from_statistics() -> None:
         assert registry.get_sample_value("informer_lists_total", labels) == 1.0
         assert registry.get_sample_value("informer_watches_total", labels) == 1.0
         assert registry.get_sample_value("informer_expired_total", labels) == 0.0
+
+
+async def test_kind_options_of_all_namespaces_no_selector_and_no_transform_beat_the_cache_defaults() -> None:
+    transport = FakeTransport()
+    transport.lists.append(page([cm("a", 1, "anywhere")], 10))
+    transport.watches.append(Watch(end="live"))
+    shared, clock = make(
+        transport,
+        namespaces=("team-a",),
+        label_selector="managed=true",
+        by_kind={
+            CONFIGMAP: cache.KindOptions(
+                namespaces=cache.ALL_NAMESPACES, label_selector="", transform=cache.no_transform
+            )
+        },
+    )
+    informer = await shared.get_informer(CONFIGMAP)
+    async with running(shared.start):
+        await run_until(clock, lambda: informer.has_synced)
+    (listed,) = transport.list_calls
+    assert listed.path == "/api/v1/configmaps", "one watch over every namespace"
+    assert "labelSelector" not in listed.params
+    stored = informer.get("a", "anywhere")
+    assert stored is not None
+    assert stored["metadata"]["managedFields"] == [{"manager": "test", "operation": "Apply"}]
+
+
+async def test_a_custom_transform_shapes_every_object_before_it_is_stored() -> None:
+    def without_data(obj: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in obj.items() if key != "data"}
+
+    transport = FakeTransport()
+    transport.lists.append(page([cm("a", 1, big="x" * 1000)], 10))
+    live = Watch(end="live")
+    transport.watches.append(live)
+    shared, clock = make(transport, transform=without_data)
+    informer = await shared.get_informer(CONFIGMAP)
+    heard: list[cache.Object] = []
+    informer.add_event_handler(cache.EventHandlerFuncs(on_update=lambda old, new: heard.append(new)))
+    async with running(shared.start):
+        await run_until(clock, lambda: live.opened)
+        live.feed(event("MODIFIED", cm("a", 11, big="y" * 1000)))
+        await run_until(clock, lambda: bool(heard))
+    stored = informer.get("a", "default")
+    assert stored is not None
+    assert "data" not in stored
+    assert "data" not in heard[0], "handlers see the transformed object too"

@@ -415,3 +415,68 @@ async def test_a_throttled_streaming_list_waits_and_tries_again() -> None:
         await run_until(clock, lambda: reflector.synced)
     assert clock.sleeps[0] >= 3.0
     assert transport.list_calls == []
+
+
+async def test_nothing_but_cancellation_ends_run() -> None:
+    transport = FakeTransport()
+    transport.lists.extend(
+        [
+            errors.Forbidden(403, "Forbidden", 'configmaps is forbidden: User "x" cannot list'),
+            b"this is not JSON",
+            TimeoutError(),
+            errors.TransportError("connection reset by peer"),
+            page([cm("a", 1)], 10),
+            page([cm("a", 1)], 20),
+        ]
+    )
+    transport.watches.extend(
+        [
+            Watch([b"{malformed", event("ADDED", cm("b", 11))]),  # a bad line: relist, not a crash
+            Watch(end="live"),
+        ]
+    )
+    reflector, sink, clock = make(transport)
+    async with running(reflector.run) as task:
+        await run_until(clock, lambda: len(transport.watch_calls) == 2)
+        assert not task.done(), "run() ended on its own"
+        stats = reflector.statistics()
+    assert task.cancelled()
+    assert stats.errors == 5
+    assert len(transport.list_calls) == 6
+    assert [call for call, _ in sink.calls if call == "replace"] == ["replace", "replace"]
+
+
+async def test_statistics_count_lists_pages_watches_reconnects_410s_429s_and_errors() -> None:
+    transport = FakeTransport()
+    transport.lists.extend(
+        [
+            page([cm("a", 1)], 10, "more"),  # the first list, in two pages
+            page([cm("b", 2)], 10),
+            errors.InternalError(
+                500, "InternalError", "etcd leader changed"
+            ),  # the relist after the 410 fails
+            page([cm("a", 1), cm("b", 2)], 30, "more"),
+            page([], 30),
+        ]
+    )
+    transport.watches.extend(
+        [
+            Watch([event("ADDED", cm("c", 11))], "stall"),  # silent: the watchdog reopens it
+            throttled(1.0),
+            Watch([error_event(410, "Expired", "too old")]),
+            Watch(end="live"),
+        ]
+    )
+    options = cache.ReflectorOptions(list_mode=cache.ListMode.PAGED, inactivity_timeout=45.0)
+    reflector, _, clock = make(transport, options=options)
+    async with running(reflector.run):
+        await run_until(clock, lambda: len(transport.watch_calls) == 4 and reflector.resource_version == "30")
+        stats = reflector.statistics()
+    assert (stats.lists, stats.pages, stats.streaming_lists) == (2, 4, 0), "a failed list is not counted"
+    assert stats.watches == 3, "the watch refused with 429 never opened"
+    assert stats.watchdog_reconnects == 1
+    # errors counts every failure that backed off: the 429 and the 500 (a 410 relists at once).
+    assert (stats.expired, stats.throttled, stats.errors) == (1, 1, 2)
+    assert "etcd leader changed" in (stats.last_error or "")
+    assert stats.synced
+    assert stats.resource_version == "30"

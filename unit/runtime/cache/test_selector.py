@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from olm_runtime import cache
 
@@ -114,3 +116,48 @@ def test_metav1_label_selectors_convert() -> None:
 def test_an_unknown_expression_operator_names_the_valid_ones() -> None:
     with pytest.raises(cache.SelectorError, match="In, NotIn, Exists, DoesNotExist"):
         cache.selector_from_dict({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]})
+
+
+KEYS = st.sampled_from(["app", "tier", "example.com/team"])
+VALUES = st.sampled_from(["a", "b", "c"])
+REQUIREMENTS: st.SearchStrategy[tuple[str, str, list[str]]] = st.one_of(
+    st.tuples(st.sampled_from(["=", "!="]), KEYS, st.lists(VALUES, min_size=1, max_size=1)),
+    st.tuples(st.sampled_from(["in", "notin"]), KEYS, st.lists(VALUES, min_size=1, max_size=3, unique=True)),
+    st.tuples(st.sampled_from(["exists", "!exists"]), KEYS, st.just([])),
+)
+
+
+def spelled(operator: str, key: str, values: list[str]) -> str:
+    if operator in ("=", "!="):
+        return f"{key}{operator}{values[0]}"
+    if operator in ("in", "notin"):
+        return f"{key} {operator} ({','.join(values)})"
+    return key if operator == "exists" else f"!{key}"
+
+
+def holds(operator: str, key: str, values: list[str], labels: dict[str, str]) -> bool:
+    """The API server's meaning of one requirement, written out plainly."""
+    present = key in labels
+    if operator in ("=", "in"):
+        return present and labels[key] in values
+    if operator in ("!=", "notin"):
+        return not present or labels[key] not in values
+    return present if operator == "exists" else not present
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(REQUIREMENTS, max_size=4),
+    st.dictionaries(KEYS, VALUES, max_size=3),
+)
+def test_a_selector_matches_exactly_when_every_requirement_holds(
+    requirements: list[tuple[str, str, list[str]]], labels: dict[str, str]
+) -> None:
+    text = ",".join(spelled(*requirement) for requirement in requirements)
+    selector = cache.parse_selector(text)
+    expected = all(holds(*requirement, labels) for requirement in requirements)
+    assert selector.matches(labels) is expected
+    assert selector.matches_object({"metadata": {"labels": labels}}) is expected
+    assert cache.parse_selector(str(selector)).matches(labels) is expected, (
+        "the canonical form means the same"
+    )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from olm_runtime import cache
 from unit.runtime.cache.fakes import cm
@@ -75,3 +77,45 @@ def test_an_index_function_returning_a_string_is_a_mistake_caught_early() -> Non
     with pytest.raises(TypeError, match="iterable of strings"):
         store.upsert(cm("a", 1))
     assert len(store) == 0
+
+
+NAMES = st.sampled_from(["a", "b", "c"])
+SPACES = st.sampled_from(["ns1", "ns2"])
+OWNERS = st.lists(st.sampled_from(["u1", "u2", "u3"]), max_size=3, unique=True)
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("upsert"), NAMES, SPACES, OWNERS),
+        st.tuples(st.just("delete"), NAMES, SPACES, st.just([])),
+        st.tuples(st.just("index"), st.just(""), st.just(""), st.just([])),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(OPERATIONS)
+def test_any_sequence_of_changes_keeps_every_index_equal_to_a_scan_of_the_objects(
+    operations: list[tuple[str, str, str, list[str]]],
+) -> None:
+    store = cache.Store()
+    model: dict[str, dict[str, object]] = {}  # key -> object, the plain truth
+    indexed_owners = False
+    for version, (operation, name, namespace, uids) in enumerate(operations):
+        key = f"{namespace}/{name}"
+        if operation == "upsert":
+            obj = owned(name, version, *uids, namespace=namespace)
+            assert store.upsert(obj) is model.get(key)
+            model[key] = obj
+        elif operation == "delete":
+            assert store.delete(key) is model.pop(key, None)
+        elif not indexed_owners:  # an index added part-way must cover what is already there
+            store.add_indexers({"owner": owner_uids})
+            indexed_owners = True
+    assert sorted(store.keys()) == sorted(model)
+    for namespace in ("ns1", "ns2"):
+        expected = sorted(k for k in model if k.startswith(f"{namespace}/"))
+        assert sorted(store.index_keys(cache.NAMESPACE_INDEX, namespace)) == expected
+    if indexed_owners:
+        for uid in ("u1", "u2", "u3"):
+            expected = sorted(k for k, o in model.items() if uid in owner_uids(o))
+            assert sorted(store.index_keys("owner", uid)) == expected

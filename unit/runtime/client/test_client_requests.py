@@ -217,3 +217,21 @@ async def test_identity_clients_share_the_mapper_and_change_only_identity(client
     assert sa.config.token_provider is not client.for_service_account("ns", "other").config.token_provider
     await sa.close()  # a derived client does not close the shared pools
     assert not client.transport._pool.requests().closed
+
+
+async def test_reads_are_never_cached_every_get_asks_the_server(client: Client, stub: Stub) -> None:
+    answers = iter(
+        [
+            b'{"metadata":{"name":"a","resourceVersion":"1"}}',
+            b'{"metadata":{"name":"a","resourceVersion":"2"}}',
+        ]
+    )
+
+    async def changing(_: web.Request) -> web.StreamResponse:
+        return web.Response(body=next(answers), content_type="application/json")
+
+    stub.respond(changing)
+    first = await client.get(kinds.CONFIG_MAP, "a", namespace="ns")
+    second = await client.get(kinds.CONFIG_MAP, "a", namespace="ns")
+    assert (first["metadata"]["resourceVersion"], second["metadata"]["resourceVersion"]) == ("1", "2")
+    assert [r.path for r in stub.requests] == ["/api/v1/namespaces/ns/configmaps/a"] * 2

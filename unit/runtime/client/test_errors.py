@@ -7,7 +7,10 @@ the server uses for those cases.
 
 from __future__ import annotations
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from olm_runtime.client import errors
 
@@ -176,3 +179,69 @@ def test_too_large_resource_version_is_recognised() -> None:
     assert errors.is_resource_version_too_large(errors.from_response(504, TOO_LARGE_RV, {}))
     assert not errors.is_resource_version_too_large(errors.from_response(500, SERVER_TIMEOUT, {}))
     assert not errors.is_resource_version_too_large(ValueError())
+
+
+# The docs' table, written out. These reasons decide the class whatever the code; any other reason
+# (the one that goes with the code, an empty one, one this client does not know) leaves it to the code.
+BY_REASON: dict[str, type[errors.APIError]] = {
+    "AlreadyExists": errors.AlreadyExists,
+    "Expired": errors.Gone,
+    "Timeout": errors.ServerTimeout,
+    "ServerTimeout": errors.ServerTimeout,
+}
+NATURAL_REASON = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Gone",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+BY_CODE: dict[int, type[errors.APIError]] = {
+    400: errors.BadRequest,
+    401: errors.Unauthorized,
+    403: errors.Forbidden,
+    404: errors.NotFound,
+    405: errors.MethodNotAllowed,
+    409: errors.Conflict,
+    410: errors.Gone,
+    422: errors.Invalid,
+    429: errors.TooManyRequests,
+    500: errors.InternalError,
+    503: errors.ServiceUnavailable,
+    504: errors.ServerTimeout,
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    status=st.one_of(st.sampled_from(sorted(BY_CODE)), st.integers(min_value=400, max_value=599)),
+    reason_kind=st.sampled_from(["deciding", "natural", "empty", "unknown"]),
+    deciding=st.sampled_from(sorted(BY_REASON)),
+    message=st.text(max_size=40),
+)
+def test_every_error_status_raises_the_class_its_reason_or_else_its_code_names(
+    status: int, reason_kind: str, deciding: str, message: str
+) -> None:
+    reason = {
+        "deciding": deciding,
+        "natural": NATURAL_REASON.get(status, ""),
+        "empty": "",
+        "unknown": "SomethingNew",
+    }[reason_kind]
+    body = orjson.dumps(
+        {"kind": "Status", "status": "Failure", "reason": reason, "message": message, "code": status}
+    )
+    error = errors.from_response(status, body, {})
+    expected = BY_REASON.get(reason) or BY_CODE.get(status) or errors.APIError
+    assert type(error) is expected
+    assert isinstance(error, errors.APIError)
+    assert error.status == status
+    if message:
+        assert error.message == message, "the server's message is kept unchanged"

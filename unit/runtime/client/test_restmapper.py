@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -183,3 +184,23 @@ async def test_resources_added_by_hand_need_no_server() -> None:
     with pytest.raises(errors.NotFound):  # forgotten: the mapper asks the (empty) server again
         await mapper.resource_for(GroupVersionKind("", "v1", "Pod"))
     assert server.paths == ["/api"]
+
+
+class SlowDiscovery(Discovery):
+    """Discovery that yields before answering, as a real round trip does, so lookups overlap."""
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> bytes:
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return await super().request(method, path, **kwargs)
+
+
+async def test_concurrent_misses_share_one_refresh() -> None:
+    server = SlowDiscovery({"/api": CORE_AGGREGATED, "/apis": _groups_aggregated()})
+    mapper = RESTMapper(server)
+    await mapper.resource_for(GroupVersionKind("", "v1", "Pod"))
+    server.paths.clear()
+    server.documents["/apis"] = _groups_aggregated(("example.com", "v1", "Widget", "widgets"))
+    found = await asyncio.gather(*(mapper.resource_for(WIDGET) for _ in range(10)))
+    assert {info.gvr.resource for info in found} == {"widgets"}
+    assert server.paths == ["/api", "/apis"], "ten concurrent misses read discovery once"

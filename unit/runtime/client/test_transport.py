@@ -265,3 +265,53 @@ def test_ssl_context_loads_inline_client_certificates(tmp_path: Path) -> None:
     context = ssl_context(config)
     assert context.check_hostname
     assert len(context.get_ca_certs()) == 1
+
+
+class RotatingToken:
+    """A token the platform rotates under the process: each read may return a new value."""
+
+    def __init__(self) -> None:
+        self.current = "first"
+
+    async def token(self) -> str:
+        return self.current
+
+    def invalidate(self) -> None:
+        pass
+
+
+async def test_the_token_is_read_for_every_request_so_a_rotated_token_is_used_at_once(stub: Stub) -> None:
+    stub.respond(json_response(b"{}"))
+    provider = RotatingToken()
+    transport = await Transport.create(RestConfig(server=stub.url, token_provider=provider))
+    try:
+        await transport.request("GET", "/api")
+        provider.current = "second"
+        await transport.request("GET", "/api")
+    finally:
+        await transport.close()
+    assert [r.headers["Authorization"] for r in stub.requests] == ["Bearer first", "Bearer second"]
+
+
+async def test_a_request_that_got_no_http_response_is_counted_with_code_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    labels = {"code": "<error>", "method": "GET", "host": f"127.0.0.1:{port}"}
+    before = REGISTRY.get_sample_value("rest_client_requests_total", labels) or 0.0
+    transport = await Transport.create(RestConfig(server=f"http://127.0.0.1:{port}"))
+    try:
+        with pytest.raises(errors.TransportError):
+            await transport.request("GET", "/api")
+    finally:
+        await transport.close()
+    assert REGISTRY.get_sample_value("rest_client_requests_total", labels) == before + 1
+
+
+async def test_request_latency_is_observed_by_verb_and_host(stub: Stub, transport: Transport) -> None:
+    host = stub.url.removeprefix("http://")
+    labels = {"verb": "PATCH", "host": host}
+    before = REGISTRY.get_sample_value("rest_client_request_duration_seconds_count", labels) or 0.0
+    stub.respond(json_response(b"{}"))
+    await transport.request("PATCH", "/api/v1/namespaces/ns/configmaps/a", body=b"{}")
+    assert REGISTRY.get_sample_value("rest_client_request_duration_seconds_count", labels) == before + 1

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
+from olm_runtime import workqueue
 from olm_runtime.client.gvk import GroupVersionKind
-from olm_runtime.controller import handler, predicate
+from olm_runtime.controller import handler, predicate, source
 from olm_runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from olm_runtime.controller.reconcile import Request
 
@@ -41,7 +43,7 @@ def obj(name: str = "a", namespace: str = "ns", **metadata: Any) -> dict[str, An
         ),
     ],
 )
-def test_update_predicates(
+def test_the_built_in_predicates_filter_updates_only(
     pred: predicate.Predicate, old: dict[str, Any], new: dict[str, Any], passes: bool
 ) -> None:
     assert pred(UpdateEvent(old, new)) is passes
@@ -98,6 +100,70 @@ def test_enqueue_owner_follows_controller_references_of_the_owner_kind() -> None
     assert list(cluster(event)) == [Request("cm")]
 
 
-def test_enqueue_mapped() -> None:
+def test_enqueue_mapped_enqueues_what_the_function_returns() -> None:
     mapped = handler.enqueue_mapped(lambda o: [Request(f"{o['metadata']['name']}-x")])
     assert list(mapped(DeleteEvent(obj("a")))) == [Request("a-x")]
+
+
+def test_matching_filters_every_kind_of_event_by_its_object() -> None:
+    big = predicate.matching(lambda o: (o.get("metadata") or {}).get("name", "").startswith("big"))
+    assert big(CreateEvent(obj("big-1")))
+    assert not big(CreateEvent(obj("small")))
+    assert not big(DeleteEvent(obj("small")))
+    assert big(GenericEvent(obj("big-2")))
+    assert big(UpdateEvent(obj("small"), obj("big-3"))), "an update passes when either side does"
+    assert not big(UpdateEvent(obj("small"), obj("tiny")))
+
+
+def test_label_selector_filters_creates_deletes_and_generic_events_too() -> None:
+    selected = predicate.label_selector({"team": "a", "tier": "web"})
+    assert not selected(DeleteEvent(obj(labels={"team": "a"}))), "every pair must match"
+    assert selected(DeleteEvent(obj(labels={"team": "a", "tier": "web"})))
+    assert not selected(GenericEvent(obj()))
+
+
+def test_for_event_types_lets_only_the_listed_kinds_through() -> None:
+    deletes_only = predicate.for_event_types(create=False, update=False, generic=False)
+    assert deletes_only(DeleteEvent(obj()))
+    assert not deletes_only(CreateEvent(obj()))
+    assert not deletes_only(UpdateEvent(obj(), obj()))
+    assert not deletes_only(GenericEvent(obj()))
+
+
+def test_all_of_and_any_of_of_nothing_are_true_and_false() -> None:
+    event = GenericEvent(obj())
+    assert predicate.all_of()(event)
+    assert not predicate.any_of()(event)
+
+
+async def test_a_predicate_applies_only_to_the_watch_it_is_given_to() -> None:
+    queue = workqueue.RateLimitingQueue[Request]()
+    update = UpdateEvent(obj("a", generation=1), obj("a", generation=1))
+    source.dispatch(update, handler.enqueue_object, [predicate.generation_changed], queue)
+    assert len(queue) == 0
+    source.dispatch(update, handler.enqueue_mapped(lambda o: [Request("b", "ns")]), [], queue)
+    assert [await queue.get()] == [Request("b", "ns")]
+    assert len(queue) == 0
+
+
+async def test_a_channel_source_feeds_generic_events_through_its_predicates_and_handler() -> None:
+    events: asyncio.Queue[GenericEvent] = asyncio.Queue()
+    queue = workqueue.RateLimitingQueue[Request]()
+    channel = source.Channel(events, predicates=[predicate.label_selector({"poll": "yes"})])
+    await channel.wait_for_sync()  # nothing to list: synced at once
+    task = asyncio.create_task(channel.start(queue))
+    try:
+        events.put_nowait(GenericEvent(obj("skipped")))
+        events.put_nowait(GenericEvent(obj("polled", labels={"poll": "yes"})))
+        assert await asyncio.wait_for(queue.get(), 5) == Request("polled", "ns")
+        assert events.empty()
+        assert len(queue) == 0
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def test_enqueue_mapped_maps_both_sides_of_an_update() -> None:
+    mapped = handler.enqueue_mapped(lambda o: [Request(o["metadata"]["labels"]["app"])])
+    old, new = obj("a", labels={"app": "old"}), obj("a", labels={"app": "new"})
+    assert list(mapped(UpdateEvent(old, new))) == [Request("old"), Request("new")]

@@ -4,6 +4,7 @@ makes (create and patch). Whether the API server accepts and aggregates them is 
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from olm_runtime import events
 from olm_runtime.client import errors
 from olm_runtime.testing.poll import eventually
 
-WIDGET = {
+WIDGET: dict[str, Any] = {
     "apiVersion": "example.com/v1",
     "kind": "Widget",
     "metadata": {"name": "w", "namespace": "ns", "uid": "u-1", "resourceVersion": "7"},
@@ -186,3 +187,264 @@ def test_cluster_scoped_objects_get_their_events_in_default() -> None:
     broadcast.recorder("nodes").event(node, "Normal", "Seen", "seen")
     assert broadcast._buffer[0].namespace == "default"
     assert "namespace" not in broadcast._buffer[0].body["regarding"]
+
+
+class FakeTime:
+    """Stands in for the `time` module inside `olm_runtime.events`: monotonic time moves only when
+    a test says so, so aggregation windows and series intervals are exact."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._names = 0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def time_ns(self) -> int:
+        self._names += 1  # Event names only need to be distinct
+        return self._names
+
+
+@pytest.fixture
+def fake_time(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    fake = FakeTime()
+    monkeypatch.setattr(events, "time", fake)
+    return fake
+
+
+@pytest.fixture
+async def started() -> Any:
+    tasks: list[asyncio.Task[None]] = []
+
+    def start(broadcast: events.EventBroadcaster) -> asyncio.Task[None]:
+        tasks.append(asyncio.create_task(broadcast.start()))
+        return tasks[-1]
+
+    yield start
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_repeat_within_the_window_of_the_previous_occurrence_joins_its_series(
+    fake_time: FakeTime, started: Any
+) -> None:
+    client = Recording()
+    broadcast = broadcaster(client, series_update_interval=0.0)
+    recorder = broadcast.recorder("widgets")
+    started(broadcast)
+    # Each repeat is within 600 s of the one before it, though the last is 1500 s after the first.
+    for moment in (0.0, 500.0, 1000.0, 1500.0):
+        fake_time.now = moment
+        recorder.event(WIDGET, "Normal", "Tick", "tick")
+        await poll(lambda: not broadcast._buffer)
+    await poll(lambda: client.patched and client.patched[-1][1]["series"]["count"] == 4)
+    assert len(client.created) == 1
+
+
+async def test_a_repeat_after_the_aggregation_window_starts_a_new_event(
+    fake_time: FakeTime, started: Any
+) -> None:
+    client = Recording()
+    broadcast = broadcaster(client, series_update_interval=0.0)
+    recorder = broadcast.recorder("widgets")
+    started(broadcast)
+    recorder.event(WIDGET, "Normal", "Tick", "tick")
+    await poll(lambda: len(client.created) == 1)
+    fake_time.now = 600.001
+    recorder.event(WIDGET, "Normal", "Tick", "tick")
+    await poll(lambda: len(client.created) == 2)
+    assert client.patched == []
+    assert client.created[0]["metadata"]["name"] != client.created[1]["metadata"]["name"]
+
+
+async def test_a_hot_loop_costs_one_create_and_a_series_write_per_update_interval(
+    fake_time: FakeTime, started: Any
+) -> None:
+    client = Recording()
+    broadcast = broadcaster(client, series_update_interval=5.0)
+    recorder = broadcast.recorder("widgets")
+    started(broadcast)
+
+    def burst(count: int) -> None:
+        for _ in range(count):
+            recorder.event(WIDGET, "Warning", "Overheated", "too hot")
+
+    burst(1000)
+    await poll(lambda: not broadcast._buffer)
+    assert (len(client.created), client.patched) == (1, []), "nothing is due before the interval"
+    fake_time.now = 5.0
+    burst(1)
+    await poll(lambda: len(client.patched) == 1)
+    fake_time.now = 7.0  # the next write of this series is due 5 s after this repeat
+    burst(1)
+    await poll(lambda: not broadcast._buffer)
+    fake_time.now = 12.0
+    burst(1)
+    await poll(lambda: len(client.patched) == 2)
+    assert [patch["series"]["count"] for _, patch in client.patched] == [1001, 1003]
+    assert len(client.created) == 1
+
+
+class ExpiringEvents(Recording):
+    """The server forgot the Event (its TTL passed): series updates answer 404."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patch_attempts = 0
+
+    async def patch(self, gvk: Any, name: str, patch: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.patch_attempts += 1
+        raise errors.NotFound(404, "NotFound", f'events.events.k8s.io "{name}" not found')
+
+
+async def test_a_series_whose_event_expired_on_the_server_starts_a_new_event(started: Any) -> None:
+    client = ExpiringEvents()
+    broadcast = broadcaster(client)
+    recorder = broadcast.recorder("widgets")
+    started(broadcast)
+    recorder.event(WIDGET, "Normal", "Tick", "tick")
+    await poll(lambda: len(client.created) == 1)
+    recorder.event(WIDGET, "Normal", "Tick", "tick")
+    await poll(lambda: client.patch_attempts == 1)
+    recorder.event(WIDGET, "Normal", "Tick", "tick")
+    await poll(lambda: len(client.created) == 2)
+    assert broadcast.failed == 0, "an expired Event is not a failure"
+
+
+class FailingOnce(Recording):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attempts: list[str] = []
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.attempts.append(body["note"])
+        if len(self.attempts) == 1:
+            raise errors.ServiceUnavailable(503, "ServiceUnavailable", "etcd is busy")
+        return await super().create(body)
+
+
+async def test_a_failed_write_is_dropped_and_never_retried(started: Any) -> None:
+    client = FailingOnce()
+    broadcast = broadcaster(client)
+    recorder = broadcast.recorder("widgets")
+    started(broadcast)
+    recorder.event(WIDGET, "Normal", "First", "lost")
+    await poll(lambda: broadcast.failed == 1)
+    recorder.event(WIDGET, "Normal", "Second", "kept")
+    await poll(lambda: client.created)
+    assert client.attempts == ["lost", "kept"]
+    assert [body["note"] for body in client.created] == ["kept"]
+
+
+class Gated(Recording):
+    """The first create hangs until cancelled, like a request to a stalled API server."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hanging = asyncio.Event()
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not self.hanging.is_set():
+            self.hanging.set()
+            await asyncio.Event().wait()
+        return await super().create(body)
+
+
+async def test_shutdown_writes_the_occurrences_still_buffered() -> None:
+    client = Gated()
+    broadcast = broadcaster(client)
+    recorder = broadcast.recorder("widgets")
+    recorder.event(WIDGET, "Normal", "One", "first")
+    task = asyncio.create_task(broadcast.start())
+    await poll(client.hanging.is_set)
+    recorder.event(WIDGET, "Normal", "Two", "second")
+    recorder.event(WIDGET, "Normal", "Three", "third")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [body["note"] for body in client.created] == ["second", "third"]
+
+
+class Stalled(Recording):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls += 1
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_the_shutdown_flush_is_bounded_by_its_timeout() -> None:
+    client = Stalled()
+    broadcast = broadcaster(client, shutdown_flush_timeout=0.2)
+    recorder = broadcast.recorder("widgets")
+    recorder.event(WIDGET, "Normal", "One", "first")
+    task = asyncio.create_task(broadcast.start())
+    await poll(lambda: client.calls == 1)
+    recorder.event(WIDGET, "Normal", "Two", "second")
+    task.cancel()
+    done, _ = await asyncio.wait([task], timeout=10)
+    assert done, "the broadcaster kept flushing past its shutdown timeout"
+    assert task.cancelled()
+    assert client.calls == 2, "the flush tried the buffered occurrence"
+
+
+async def test_only_the_most_recently_seen_series_are_remembered(started: Any) -> None:
+    client = Recording()
+    broadcast = broadcaster(client, max_series=2)
+    recorder = broadcast.recorder("widgets")
+    started(broadcast)
+    for reason in ("A", "B", "C"):
+        recorder.event(WIDGET, "Normal", reason, "m")
+    await poll(lambda: len(client.created) == 3)
+    recorder.event(WIDGET, "Normal", "A", "m")  # forgotten: a new Event
+    recorder.event(WIDGET, "Normal", "C", "m")  # remembered: a repeat
+    await poll(lambda: len(client.created) == 4 and client.patched)
+    assert [body["reason"] for body in client.created] == ["A", "B", "C", "A"]
+    (name, patch), *_ = client.patched
+    assert name == client.created[2]["metadata"]["name"]
+    assert patch["series"]["count"] == 2
+
+
+async def test_another_component_action_or_object_makes_another_event(started: Any) -> None:
+    client = Recording()
+    broadcast = broadcaster(client)
+    other = {**WIDGET, "metadata": {**WIDGET["metadata"], "name": "w2", "uid": "u-2"}}
+    broadcast.recorder("widgets").event(WIDGET, "Normal", "Scaled", "scaled")
+    broadcast.recorder("sizer").event(WIDGET, "Normal", "Scaled", "scaled")
+    broadcast.recorder("widgets").event(WIDGET, "Normal", "Scaled", "scaled", action="Shrinking")
+    broadcast.recorder("widgets").event(other, "Normal", "Scaled", "scaled")
+    started(broadcast)
+    await poll(lambda: len(client.created) == 4)
+    assert client.patched == []
+    assert [(b["reportingController"], b["action"], b["regarding"]["name"]) for b in client.created] == [
+        ("widgets", "Scaled", "w"),
+        ("sizer", "Scaled", "w"),
+        ("widgets", "Shrinking", "w"),
+        ("widgets", "Scaled", "w2"),
+    ]
+
+
+def test_a_related_object_is_referenced_beside_the_regarding_one() -> None:
+    broadcast = broadcaster(Recording())
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "ns"}}
+    broadcast.recorder("widgets").event(WIDGET, "Normal", "Mounted", "mounted", related=secret)
+    body = broadcast._buffer[0].body
+    assert body["related"] == {"apiVersion": "v1", "kind": "Secret", "namespace": "ns", "name": "creds"}
+    assert body["regarding"]["name"] == "w"
+
+
+def test_a_recorder_needs_a_component_name_of_1_to_128_characters() -> None:
+    broadcast = broadcaster(Recording())
+    for bad in ("", "c" * 129):
+        with pytest.raises(ValueError, match="component"):
+            broadcast.recorder(bad)
+    assert broadcast.recorder("c" * 128).component == "c" * 128
+
+
+def test_the_reporting_instance_is_the_host_name_by_default() -> None:
+    broadcast = events.EventBroadcaster(Recording())  # type: ignore[arg-type]
+    assert broadcast.instance == socket.gethostname()[:128]

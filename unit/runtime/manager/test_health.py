@@ -107,3 +107,28 @@ def test_a_name_is_registered_once() -> None:
     checks.add("ping", health.ping)
     with pytest.raises(ValueError, match="already registered"):
         checks.add("ping", health.ping)
+
+
+async def test_the_checks_of_an_endpoint_run_concurrently(
+    readyz: tuple[health.Checks, TestClient[web.Request, web.Application]],
+) -> None:
+    checks, client = readyz
+    started: list[str] = []
+    both_started = asyncio.Event()
+
+    def meeting(name: str) -> health.Check:
+        # Each check passes only once the other has started: run one after the other, they would
+        # both time out.
+        async def check() -> None:
+            started.append(name)
+            if len(started) == 2:
+                both_started.set()
+            await asyncio.wait_for(both_started.wait(), 2)
+
+        return check
+
+    checks.add("first", meeting("first"))
+    checks.add("second", meeting("second"))
+    response = await client.get("/readyz")
+    assert response.status == 200, await response.text()
+    assert sorted(started) == ["first", "second"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import itertools
 import random
 from collections.abc import AsyncIterator
 from typing import Any
@@ -289,3 +290,168 @@ def test_durations_must_nest(lease: float, renew: float, retry: float) -> None:
         LeaderElector(
             MemoryLock(Stored(), "a"), lease_duration=lease, renew_deadline=renew, retry_period=retry
         )
+
+
+class InterleavingLock(MemoryLock):
+    """Yields to the event loop between reading and writing, as a real API round trip does, so two
+    candidates can both read the same version before either writes."""
+
+    async def update(self, record: LeaderElectionRecord) -> None:
+        await asyncio.sleep(0)
+        await super().update(record)
+
+
+async def test_of_two_standbys_taking_over_at_the_same_moment_one_wins_and_the_other_waits(
+    world: World, tasks: list[asyncio.Task[Any]]
+) -> None:
+    old = world.candidate("old")
+    await old.acquire()  # and then dies without renewing
+
+    def standby(identity: str) -> LeaderElector:
+        # The same seed gives both the same jitter: they try at exactly the same fake instants.
+        return LeaderElector(
+            InterleavingLock(world.stored, identity),
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+            name=f"lease-{identity}",
+            clock=world.clock,
+            wall_clock=world.wall,
+            rng=random.Random(7),
+        )
+
+    b, c = standby("b"), standby("c")
+    tasks.extend([asyncio.create_task(b.acquire()), asyncio.create_task(c.acquire())])
+    version_before = world.stored.version
+    await world.advance(LEASE + RETRY * (1 + leaderelection.JITTER_FACTOR) + 1)
+    assert [b.is_leader, c.is_leader].count(True) == 1
+    assert world.holder in {"b", "c"}
+    record = world.stored.record
+    assert record is not None
+    assert record.leader_transitions == 1, "the lease changed hands once"
+    assert world.stored.version == version_before + 1, "the loser's write was refused"
+
+
+async def test_skewed_wall_clocks_neither_hasten_nor_delay_a_takeover(
+    world: World, tasks: list[asyncio.Task[Any]]
+) -> None:
+    a = world.candidate("a")
+    tasks.append(asyncio.create_task(lead(a)))
+    await world.advance(0.1)
+    # b's wall clock is a day ahead: the leader's renewTime looks a day old to it.
+    skewed = LeaderElector(
+        MemoryLock(world.stored, "b"),
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+        name="lease-b",
+        clock=world.clock,
+        wall_clock=lambda: world.wall() + datetime.timedelta(days=1),
+        rng=random.Random(7),
+    )
+    standby = asyncio.create_task(skewed.acquire())
+    tasks.append(standby)
+    await world.advance(LEASE * 3)
+    assert world.holder == "a", "a skewed clock made a live lease look expired"
+    tasks[0].cancel()  # the leader dies; its last renewal is at most a retry period old
+    await asyncio.gather(tasks[0], return_exceptions=True)
+    died_at = world.clock.now()
+    while not standby.done():
+        await world.advance(0.1)
+    waited = world.clock.now() - died_at
+    # The standby may have seen the last renewal up to one jittered retry late, and takes over up to
+    # one jittered retry after the lease duration ran out from there.
+    jittered = RETRY * (1 + leaderelection.JITTER_FACTOR)
+    assert LEASE - RETRY <= waited <= LEASE + 2 * jittered + 0.2
+
+
+async def test_the_slow_path_counter_counts_only_writes_that_had_to_read_the_lease(
+    world: World, tasks: list[asyncio.Task[Any]]
+) -> None:
+    a = world.candidate("a")
+    slow = leaderelection.SLOWPATH.labels("lease-a")
+    before = slow._value.get()
+    tasks.append(asyncio.create_task(lead(a)))
+    await world.advance(0.1)
+    assert slow._value.get() == before + 1, "acquiring reads the lease (and finds none)"
+    await world.advance(RETRY * 5)
+    assert slow._value.get() == before + 1, "plain renewals write without reading"
+    world.stored.version += 1  # someone else touched the Lease: the blind renewal conflicts
+    await world.advance(RETRY + 0.1)
+    assert slow._value.get() == before + 2
+    assert world.holder == "a"
+
+
+async def test_release_hands_over_with_an_empty_holder_and_a_one_second_lease(world: World) -> None:
+    a = world.candidate("a")
+    assert not await a.release(), "nothing to release before leading"
+    assert world.stored.record is None
+    await a.acquire()
+    assert await a.release()
+    record = world.stored.record
+    assert record is not None
+    assert (record.holder_identity, record.lease_duration_seconds, record.leader_transitions) == ("", 1, 0)
+    assert not await a.release(), "released once"
+
+
+class HangingLock(MemoryLock):
+    def __init__(self, stored: Stored, identity: str) -> None:
+        super().__init__(stored, identity)
+        self.cancelled = asyncio.Event()
+
+    async def get(self) -> LeaderElectionRecord:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        raise AssertionError("unreachable")
+
+
+async def test_a_hung_api_call_is_cut_off_after_its_request_timeout(tasks: list[asyncio.Task[Any]]) -> None:
+    assert LeaderElector(MemoryLock(Stored(), "a")).request_timeout == 5.0  # renew_deadline / 2
+    lock = HangingLock(Stored(), "a")
+    # Short durations make the bound its floor of one second, on the real clock the bound uses.
+    elector = LeaderElector(lock, lease_duration=0.5, renew_deadline=0.3, retry_period=0.1)
+    assert elector.request_timeout == 1.0
+    tasks.append(asyncio.create_task(elector.acquire()))
+    await asyncio.wait_for(lock.cancelled.wait(), 10)
+    assert not elector.is_leader
+
+
+class ReadTimes(MemoryLock):
+    """Remembers when (on the fake clock) the candidate read the Lease."""
+
+    def __init__(self, stored: Stored, identity: str, clock: clock.FakeClock) -> None:
+        super().__init__(stored, identity)
+        self.clock = clock
+        self.reads: list[float] = []
+
+    async def get(self) -> LeaderElectionRecord:
+        self.reads.append(self.clock.now())
+        return await super().get()
+
+
+async def test_a_standby_checks_every_retry_period_stretched_by_up_to_the_jitter_factor(
+    world: World, tasks: list[asyncio.Task[Any]]
+) -> None:
+    tasks.append(asyncio.create_task(lead(world.candidate("a"))))
+    await world.advance(0.1)
+    lock = ReadTimes(world.stored, "b", world.clock)
+    standby = LeaderElector(
+        lock,
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+        clock=world.clock,
+        wall_clock=world.wall,
+        rng=random.Random(11),
+    )
+    tasks.append(asyncio.create_task(standby.acquire()))
+    await world.advance(RETRY * 40, step=0.01)
+    gaps = [b - a for a, b in itertools.pairwise(lock.reads)]
+    assert len(gaps) >= 15
+    longest = RETRY * (1 + leaderelection.JITTER_FACTOR)
+    assert all(RETRY - 1e-6 <= gap <= longest + 0.02 for gap in gaps), gaps
+    assert max(gaps) - min(gaps) > RETRY * 0.5, "the waits are jittered, not all alike"
+    assert not standby.is_leader

@@ -16,6 +16,7 @@ import aiohttp
 import orjson
 import pytest
 
+from olm_runtime import metrics
 from olm_runtime.manager import webhook
 from olm_runtime.testing.pki import CertificateAuthority, KeyPair
 from olm_runtime.testing.poll import eventually
@@ -214,3 +215,81 @@ def test_paths_are_registered_once_and_must_be_paths() -> None:
     with pytest.raises(ValueError, match="must start with"):
         server.register("validate", ok)
     assert server.paths == ["/validate-v1-widget"]
+
+
+def webhook_sample(name: str, **labels: str) -> float:
+    return metrics.REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+async def test_requests_are_counted_by_path_and_code_timed_and_tracked_while_in_flight(
+    harness: Harness,
+) -> None:
+    path = f"/count-{uuid.uuid4().hex[:6]}"
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow(_: webhook.AdmissionRequest) -> webhook.AdmissionResponse:
+        entered.set()
+        await release.wait()
+        return webhook.allowed()
+
+    harness.server.register(path, slow)
+    pending = asyncio.create_task(harness.post(path, orjson.dumps(review())))
+    await asyncio.wait_for(entered.wait(), 10)
+    assert webhook_sample("controller_runtime_webhook_requests_in_flight", webhook=path) == 1
+    release.set()
+    assert (await pending).status == 200
+    bad = await harness.post(path, b"{not json")
+    assert bad.status == 400
+    assert webhook_sample("controller_runtime_webhook_requests_in_flight", webhook=path) == 0
+    assert webhook_sample("controller_runtime_webhook_requests_total", webhook=path, code="200") == 1
+    assert webhook_sample("controller_runtime_webhook_requests_total", webhook=path, code="400") == 1
+    assert webhook_sample("controller_runtime_webhook_latency_seconds_count", webhook=path) == 2
+
+
+async def test_certificate_reads_are_counted(tmp_path: Path) -> None:
+    before = webhook_sample("certwatcher_read_certificate_total")
+    harness = Harness(tmp_path)
+    task = asyncio.create_task(harness.server.start())
+    try:
+        await asyncio.wait_for(harness.server.wait_started(), 10)
+        assert webhook_sample("certwatcher_read_certificate_total") >= before + 1
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_connections_negotiate_tls_1_2_or_newer(harness: Harness) -> None:
+    host, port = harness.server.addresses[0]
+    for maximum, expected in (
+        (ssl.TLSVersion.TLSv1_2, "TLSv1.2"),
+        (ssl.TLSVersion.MAXIMUM_SUPPORTED, "TLSv1.3"),
+    ):
+        context = ssl.create_default_context(cafile=str(harness.ca.cert_file))
+        context.maximum_version = maximum
+        _, writer = await asyncio.open_connection(host, port, ssl=context)
+        try:
+            assert writer.get_extra_info("ssl_object").version() == expected
+        finally:
+            writer.close()
+
+
+async def test_the_answer_echoes_the_uid_of_every_request(harness: Harness) -> None:
+    async def ok(_: webhook.AdmissionRequest) -> webhook.AdmissionResponse:
+        return webhook.allowed()
+
+    async def broken(_: webhook.AdmissionRequest) -> webhook.AdmissionResponse:
+        raise RuntimeError("bug")
+
+    harness.server.register("/ok", ok)
+    harness.server.register("/broken", broken)
+    uids = [str(uuid.uuid4()) for _ in range(3)]
+    answers = await asyncio.gather(
+        *(
+            harness.post(p, orjson.dumps(review(uid=u)))
+            for p, u in zip(["/ok", "/broken", "/ok"], uids, strict=True)
+        )
+    )
+    bodies = [orjson.loads(await answer.read())["response"] for answer in answers]
+    assert [b["uid"] for b in bodies] == uids
+    assert [b["allowed"] for b in bodies] == [True, False, True]

@@ -166,3 +166,16 @@ async def test_add_after_on_the_real_clock_arrives_after_its_delay() -> None:
     queue.add_after("a", 0.02)
     assert await asyncio.wait_for(queue.get(), timeout=5) == "a"
     assert queue.clock.now() - start >= 0.02
+
+
+async def test_delays_need_no_background_task() -> None:
+    before = asyncio.all_tasks()
+    queue, fake = _queue()
+    for index, item in enumerate("abc"):
+        queue.add_after(item, 1.0 + index)
+    assert asyncio.all_tasks() == before, "a delayed add started a task"
+    assert queue.statistics().waiting == 3
+    fake.advance(3.0)
+    assert await _ready(queue) == ["a", "b", "c"]
+    queue.shut_down()
+    assert fake.next_deadline() is None, "shutdown left a timer behind"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -239,3 +240,32 @@ async def test_a_cancelled_drain_leaves_no_waiter_behind() -> None:
         await drain
     queue.done(item)
     assert queue.statistics().in_flight == 0
+
+
+async def test_statistics_may_be_read_from_another_thread_while_the_queue_works() -> None:
+    queue = workqueue.Queue[int]()
+    snapshots: list[workqueue.Statistics] = []
+    stop = threading.Event()
+
+    def scrape() -> None:
+        while not stop.is_set():
+            snapshots.append(queue.statistics())
+
+    scraper = threading.Thread(target=scrape)
+    scraper.start()
+    try:
+        for round_ in range(200):
+            for item in range(20):
+                queue.add(item)
+            while len(queue):
+                queue.done(await queue.get())
+            if round_ % 10 == 0:
+                await asyncio.sleep(0)
+    finally:
+        stop.set()
+        await asyncio.to_thread(scraper.join)
+    assert snapshots, "the scraper never ran"
+    # Each field is read on its own, so only per-field bounds hold across threads.
+    assert all(0 <= s.in_flight <= 1 and 0 <= s.ready <= 20 and 0 <= s.depth <= 20 for s in snapshots)
+    final = queue.statistics()
+    assert (final.depth, final.in_flight, final.adds) == (0, 0, 4000)

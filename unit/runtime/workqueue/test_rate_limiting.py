@@ -46,3 +46,15 @@ async def test_a_given_rate_limiter_is_used() -> None:
     assert queue.rate_limiter is limiter
     queue.add_rate_limited("a")
     assert fake.next_deadline() == 2.0
+
+
+async def test_the_default_limiter_is_per_key_backoff_capped_by_an_overall_bucket() -> None:
+    fake = clock.FakeClock()
+    queue = workqueue.RateLimitingQueue[int](clock=fake)
+    for key in range(101):  # first failures of distinct keys: each asks for 5 ms
+        queue.add_rate_limited(key)
+    fake.advance(0.005)
+    assert len(queue) == 100, "the burst of 100 lets the first hundred through at 5 ms"
+    assert fake.next_deadline() == pytest.approx(0.1), "the 101st waits for the bucket's next token"
+    fake.advance(0.095)
+    assert len(queue) == 101

@@ -1,0 +1,103 @@
+"""A leader whose renewals start failing gives up within the renew deadline: its leader runnables are
+cancelled and `run()` raises `LeaderElectionLost`, before a standby could take the Lease over."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import pytest
+
+from olm_runtime.client import Client, kinds
+from olm_runtime.manager import (
+    LeaderElectionLost,
+    LeaderElectionOptions,
+    Manager,
+    ManagerOptions,
+    runnable_from,
+)
+
+LEASE_DURATION = 6.0
+RENEW_DEADLINE = 4.0
+
+
+async def grant_lease_access(client: Client, namespace: str, account: str) -> None:
+    await client.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace}}
+    )
+    await client.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": account, "namespace": namespace},
+            "rules": [
+                {
+                    "apiGroups": ["coordination.k8s.io"],
+                    "resources": ["leases"],
+                    "verbs": ["get", "create", "update"],
+                }
+            ],
+        }
+    )
+    await client.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": account, "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": account},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        }
+    )
+
+
+async def test_a_leader_that_cannot_renew_gives_up_within_the_renew_deadline(
+    client: Client, namespace: str
+) -> None:
+    account = "elector"
+    lease = f"lease-{uuid.uuid4().hex[:8]}"
+    await grant_lease_access(client, namespace, account)
+    elector = client.for_service_account(namespace, account)
+    manager = Manager(
+        elector,
+        options=ManagerOptions(
+            metrics_bind_address="0",
+            graceful_shutdown_timeout=60,  # losing the Lease must not wait for this
+            leader_election=LeaderElectionOptions(
+                lease_name=lease,
+                namespace=namespace,
+                identity="losing-replica",
+                lease_duration=LEASE_DURATION,
+                renew_deadline=RENEW_DEADLINE,
+                retry_period=0.5,
+            ),
+        ),
+    )
+    leader_work_stopped = asyncio.Event()
+
+    async def leader_work() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            leader_work_stopped.set()
+
+    manager.add(runnable_from(leader_work))
+    running = asyncio.create_task(manager.run())
+    try:
+        await asyncio.wait_for(manager.elected.wait(), 30)
+        assert manager.is_leader
+        # From now on every renewal is forbidden.
+        await client.delete(kinds.ROLE_BINDING, account, namespace=namespace)
+        revoked_at = time.monotonic()
+        with pytest.raises(LeaderElectionLost, match="renew deadline"):
+            await asyncio.wait_for(running, 30)
+        gave_up_after = time.monotonic() - revoked_at
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+    assert leader_work_stopped.is_set()
+    assert not manager.is_leader
+    # Renewals fail from the first round after the revocation; the deadline counts from there.
+    assert RENEW_DEADLINE - 0.5 <= gave_up_after < LEASE_DURATION, gave_up_after
+    stored = await client.get(kinds.LEASE, lease, namespace=namespace)
+    assert stored["spec"]["holderIdentity"] == "losing-replica", "a lost Lease is not released"
