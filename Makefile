@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status image
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status image
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -18,6 +18,7 @@ help:
 	@echo "make manifests      regenerate the CRDs under manifests/crds from olm/api, and their reference pages"
 	@echo "make docs           build the documentation site into build/site (strict: broken links fail)"
 	@echo "make docs-serve     serve the documentation site on http://127.0.0.1:8000 with live reload"
+	@echo "make stats          module lengths and test-to-source ratio per package"
 	@echo "make bench-runtime  olm_runtime against controller-runtime and kopf (figures, not tests)"
 	@echo "make bench-cos      ClusterObjectSet rollout times and API requests (figures, not tests)"
 	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
@@ -78,6 +79,9 @@ docs:
 
 docs-serve:
 	$(DOCS_ENV) $(UV_RUN) mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
+stats:
+	$(UV_RUN) python -m hack.codestats
 
 fmt:
 	$(UV_RUN) ruff format .
