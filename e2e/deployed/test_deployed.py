@@ -75,7 +75,7 @@ async def test_install_upgrade_and_remove_a_real_extension(
     await extensions.delete(name)
     revisions, secrets = await extensions.revisions(name)
     assert (revisions, secrets) == ([], [])
-    deployments = await deployed.kube.list(DEPLOYMENT, namespace=namespace)
+    deployments = await deployed.kube.list(kinds.DEPLOYMENT, namespace=namespace)
     assert deployments.items == []
 
 
@@ -122,15 +122,12 @@ def content_path(catalog: str, schema: str) -> str:
     )
 
 
-DEPLOYMENT = deploy.DEPLOYMENT
-
-
 async def wait_deployment_available(deployed: DeployedOLM, namespace: str, name: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
 
     async def available() -> bool:
         nonlocal found
-        found = dict(await deployed.kube.get(DEPLOYMENT, name, namespace=namespace))
+        found = dict(await deployed.kube.get(kinds.DEPLOYMENT, name, namespace=namespace))
         return bool((found.get("status") or {}).get("availableReplicas"))
 
     await eventually(available, what=f"Deployment {namespace}/{name} to be available", timeout=120)
