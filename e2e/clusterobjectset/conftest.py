@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from hack.crdgen import install as crds
+from hack.installer import create_cluster_admin_account
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller import clusterobjectset
@@ -58,27 +59,8 @@ async def controller_running(manager: Manager) -> AsyncIterator[None]:
 @pytest.fixture
 async def installer(admin_client: Client, namespace: str) -> AsyncIterator[str]:
     """A ServiceAccount `installer` in the test namespace bound to cluster-admin."""
-    await admin_client.create(
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": "installer", "namespace": namespace},
-        }
-    )
     binding = f"{namespace}-installer"
-    await admin_client.create(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": binding},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-admin",
-            },
-            "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": namespace}],
-        }
-    )
+    await create_cluster_admin_account(admin_client, namespace, "installer", binding=binding)
     yield "installer"
     with contextlib.suppress(errors.NotFound):
         await admin_client.delete(CLUSTER_ROLE_BINDING, binding)

@@ -31,6 +31,7 @@ from hack.deploy import install as deploy
 from hack.image import build as image_build
 from hack.images import realdata
 from hack.images.registry import RegistryClient
+from hack.installer import create_cluster_admin_account
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.catalogd import main as catalogd_main
@@ -277,22 +278,7 @@ class DemoExtensions(Extensions):
     async def installer(self, namespace: str) -> str:
         """A ServiceAccount in `namespace` bound to cluster-admin (brevity; scoping is tested elsewhere)."""
         name = "installer"
-        await self.kube.create(
-            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
-        )
-        await self.kube.create(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": f"{namespace}-installer"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": "cluster-admin",
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
-            }
-        )
+        await create_cluster_admin_account(self.kube, namespace, name, binding=f"{namespace}-installer")
         return name
 
     async def install(self, name: str, package: str, namespace: str, account: str, *, version: str) -> None:

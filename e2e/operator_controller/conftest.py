@@ -29,6 +29,7 @@ from e2e.extensions import Extensions, condition, unique
 from hack.crdgen import install as crds
 from hack.images import realdata
 from hack.images.registry import RegistryClient
+from hack.installer import create_cluster_admin_account
 from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm import testing_seams
 from olm.api import names
@@ -259,22 +260,7 @@ async def installer(kube: Client) -> AsyncIterator[Installer]:
 
     async def make(namespace: str) -> str:
         name = unique("installer")
-        await kube.create(
-            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
-        )
-        await kube.create(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": name},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": "cluster-admin",
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
-            }
-        )
+        await create_cluster_admin_account(kube, namespace, name, binding=name)
         bindings.append(name)
         return name
 

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from hack.apidocs.markdown import CRDError, page_name, render_page
+from hack.generated import Target, write_or_check
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CRDS = ROOT / "manifests" / "crds"
@@ -61,26 +62,6 @@ def render_all(crds: Mapping[str, Any], *, crd_dir: Path, output: Path, guides: 
     return dict(sorted(pages.items()))
 
 
-def stale_files(expected: Mapping[str, str], directory: Path) -> list[str]:
-    """Names of pages in `directory` that differ from `expected`, are missing, or are not expected."""
-    stale = [
-        name
-        for name, content in expected.items()
-        if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != content
-    ]
-    unexpected = sorted(p.name for p in directory.glob(_OWNED_GLOB) if p.name not in expected)
-    return stale + unexpected
-
-
-def write(expected: Mapping[str, str], directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    for stray in directory.glob(_OWNED_GLOB):
-        if stray.name not in expected:
-            stray.unlink()
-    for name, content in expected.items():
-        (directory / name).write_text(content, encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hack.apidocs", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the pages on disk are not current")
@@ -90,21 +71,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     crd_dir, output = args.crds.resolve(), args.output_dir.resolve()
     expected = render_all(load_crds(crd_dir), crd_dir=crd_dir, output=output, guides=args.guides.resolve())
-    if args.check:
-        stale = stale_files(expected, output)
-        if stale:
-            print(
-                f"API reference pages in {_display(output)} are out of date with {_display(crd_dir)}: "
-                f"{', '.join(stale)}.\n"
-                "Run `uv run python -m hack.apidocs` (or `make manifests`) and commit the result.",
-                file=sys.stderr,
-            )
-            return 1
-        print(f"API reference pages in {_display(output)} are up to date.")
-        return 0
-    write(expected, output)
-    print(f"Wrote {len(expected)} API reference pages to {_display(output)}.")
-    return 0
+    target = Target(
+        directory=output,
+        owned_glob=_OWNED_GLOB,
+        what="API reference pages",
+        shown_as=_display(output),
+        source=_display(crd_dir),
+        module="hack.apidocs",
+    )
+    return write_or_check(expected, target, check=args.check)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hack.controlplane import build
+from hack.installer import create_cluster_admin_account
 from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 
@@ -18,21 +19,7 @@ INSTALLER = "installer"
 async def installer_namespace(kube: Client, namespace: str) -> str:
     """A fresh namespace with a ServiceAccount bound to cluster-admin; the account's name."""
     await kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    account = {"name": INSTALLER, "namespace": namespace}
-    await kube.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": account})
-    await kube.create(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": f"{namespace}-installer"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-admin",
-            },
-            "subjects": [{"kind": "ServiceAccount", **account}],
-        }
-    )
+    await create_cluster_admin_account(kube, namespace, INSTALLER, binding=f"{namespace}-installer")
     return INSTALLER
 
 

@@ -90,6 +90,15 @@ async def widget(client: Client) -> AsyncIterator[GroupVersionKind]:
             await client.delete(kinds.CUSTOM_RESOURCE_DEFINITION, crd["metadata"]["name"])
 
 
+async def config_map_absent(client: Client, namespace: str, name: str) -> bool:
+    """Whether the ConfigMap `name` is not (or no longer) on the server."""
+    try:
+        await client.get(kinds.CONFIG_MAP, name, namespace=namespace)
+    except errors.NotFound:
+        return True
+    return False
+
+
 def config_map(namespace: str, name: str, data: dict[str, str] | None = None) -> dict[str, Any]:
     return {
         "apiVersion": "v1",

@@ -9,15 +9,7 @@ import pytest
 from olm_runtime.client import Client, Preconditions, PropagationPolicy, errors, kinds
 from olm_runtime.testing.poll import eventually
 
-from .conftest import config_map
-
-
-async def _gone(client: Client, namespace: str, name: str) -> bool:
-    try:
-        await client.get(kinds.CONFIG_MAP, name, namespace=namespace)
-    except errors.NotFound:
-        return True
-    return False
+from .conftest import config_map, config_map_absent
 
 
 async def test_delete_with_a_wrong_uid_precondition_is_conflict_and_keeps_the_object(
@@ -29,7 +21,7 @@ async def test_delete_with_a_wrong_uid_precondition_is_conflict_and_keeps_the_ob
             kinds.CONFIG_MAP, "guarded", namespace=namespace, preconditions=Preconditions(uid="not-the-uid")
         )
     assert "the UID in the precondition (not-the-uid) does not match" in raised.value.message
-    assert not await _gone(client, namespace, "guarded")
+    assert not await config_map_absent(client, namespace, "guarded")
 
     await client.delete(
         kinds.CONFIG_MAP,
@@ -39,7 +31,7 @@ async def test_delete_with_a_wrong_uid_precondition_is_conflict_and_keeps_the_ob
             uid=created["metadata"]["uid"], resource_version=created["metadata"]["resourceVersion"]
         ),
     )
-    assert await _gone(client, namespace, "guarded")
+    assert await config_map_absent(client, namespace, "guarded")
 
 
 async def test_delete_with_a_stale_resource_version_precondition_is_conflict(
@@ -84,7 +76,9 @@ async def test_foreground_deletion_keeps_the_owner_until_its_dependents_are_gone
     assert "foregroundDeletion" in answer["metadata"]["finalizers"]
 
     async def both_gone() -> bool:
-        return await _gone(client, namespace, "dependent") and await _gone(client, namespace, "owner")
+        return await config_map_absent(client, namespace, "dependent") and await config_map_absent(
+            client, namespace, "owner"
+        )
 
     await eventually(both_gone, what="the garbage collector to delete dependent, then owner")
 
@@ -98,6 +92,8 @@ async def test_orphan_deletion_keeps_dependents(client: Client, namespace: str) 
 
     async def orphaned() -> bool:
         child = await client.get(kinds.CONFIG_MAP, "child", namespace=namespace)
-        return await _gone(client, namespace, "parent") and not child["metadata"].get("ownerReferences")
+        return await config_map_absent(client, namespace, "parent") and not child["metadata"].get(
+            "ownerReferences"
+        )
 
     await eventually(orphaned, what="the owner to go and the child to lose its ownerReference")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from olm_runtime.client import Client, WatchEvent, errors, kinds
+from olm_runtime.client import Client, WatchEvent, kinds
 from olm_runtime.testing.poll import eventually
 
-from .conftest import config_map
+from .conftest import config_map, config_map_absent
 
 
 async def _collect(events: AsyncIterator[WatchEvent], count: int) -> list[WatchEvent]:
@@ -76,11 +76,7 @@ async def test_watch_ends_when_the_server_times_it_out(client: Client, namespace
     async def settled() -> bool:
         # The controller-manager adds kube-root-ca.crt to every new namespace; listed before it
         # lands, it would arrive as an event during the watch.
-        try:
-            await client.get(kinds.CONFIG_MAP, "kube-root-ca.crt", namespace=namespace)
-        except errors.NotFound:
-            return False
-        return True
+        return not await config_map_absent(client, namespace, "kube-root-ca.crt")
 
     await eventually(settled, what="the namespace's kube-root-ca.crt ConfigMap")
     listed = await client.list(kinds.CONFIG_MAP, namespace=namespace)

@@ -11,7 +11,7 @@ import pytest
 from olm_runtime.client import Client, PropagationPolicy, errors, kinds
 from olm_runtime.testing.poll import eventually
 
-from .conftest import config_map
+from .conftest import config_map, config_map_absent
 
 
 def managers(obj: dict[str, Any]) -> set[str]:
@@ -79,11 +79,7 @@ async def test_background_deletion_removes_the_owner_at_once_and_its_dependents_
         await client.get(kinds.CONFIG_MAP, "owner", namespace=namespace)
 
     async def dependent_gone() -> bool:
-        try:
-            await client.get(kinds.CONFIG_MAP, "dependent", namespace=namespace)
-        except errors.NotFound:
-            return True
-        return False
+        return await config_map_absent(client, namespace, "dependent")
 
     await eventually(dependent_gone, what="the garbage collector to delete the dependent")
 

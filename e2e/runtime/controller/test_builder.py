@@ -12,6 +12,8 @@ from olm_runtime.controller import handler, predicate
 from olm_runtime.manager import Manager
 from olm_runtime.testing.poll import eventually
 
+from ..reconcilers import add_config_map_controller, recording_names
+
 
 def config_map(namespace: str, name: str, **labels: str) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
@@ -82,12 +84,7 @@ async def test_workers_start_only_after_the_initial_list_has_been_delivered(
         reconciled.add(request.name)
         return controller.Result()
 
-    await (
-        controller.Builder(manager)
-        .for_(kinds.CONFIG_MAP)
-        .named("initial")
-        .complete(controller.ReconcilerFunc(reconcile))
-    )
+    await add_config_map_controller(manager, "initial", reconcile)
     start()
 
     async def all_reconciled() -> bool:
@@ -102,11 +99,6 @@ async def test_predicates_filter_only_the_watch_they_are_given_to(
     admin_client: Client, manager: Manager, start: Callable[[], None], namespace: str
 ) -> None:
     requests: list[str] = []
-
-    async def reconcile(request: controller.Request) -> controller.Result:
-        requests.append(request.name)
-        return controller.Result()
-
     await (
         controller.Builder(manager)
         .for_(kinds.CONFIG_MAP, predicates=[predicate.label_selector({"watched": "yes"})])
@@ -115,7 +107,7 @@ async def test_predicates_filter_only_the_watch_they_are_given_to(
             handler.enqueue_mapped(lambda obj: [controller.Request("from-a-secret", namespace)]),
         )
         .named("filtered")
-        .complete(controller.ReconcilerFunc(reconcile))
+        .complete(controller.ReconcilerFunc(recording_names(requests)))
     )
     start()
     await admin_client.create(config_map(namespace, "ignored"))

@@ -14,17 +14,10 @@ from pathlib import Path
 
 from olm_runtime import logging
 from olm_runtime.client import Client, load_config
-from olm_runtime.manager import (
-    LeaderElectionLost,
-    LeaderElectionOptions,
-    Manager,
-    ManagerOptions,
-    runnable_from,
-)
+from olm_runtime.manager import LeaderElectionLost, runnable_from
 
-LEASE_DURATION = 6.0
-RENEW_DEADLINE = 4.0
-RETRY_PERIOD = 0.5
+from .election import electing_manager
+
 LOST_EXIT_CODE = 3
 
 
@@ -32,20 +25,13 @@ async def main(argv: list[str]) -> int:
     kubeconfig, namespace, lease, identity, metrics, probes = argv
     config = await load_config(kubeconfig=Path(kubeconfig))
     async with await Client.connect(config, field_manager=identity) as client:
-        manager = Manager(
+        manager = electing_manager(
             client,
-            options=ManagerOptions(
-                leader_election=LeaderElectionOptions(
-                    lease_name=lease,
-                    namespace=namespace,
-                    identity=identity,
-                    lease_duration=LEASE_DURATION,
-                    renew_deadline=RENEW_DEADLINE,
-                    retry_period=RETRY_PERIOD,
-                ),
-                metrics_bind_address=f"127.0.0.1:{metrics}",
-                health_probe_bind_address=f"127.0.0.1:{probes}",
-            ),
+            lease,
+            namespace,
+            identity=identity,
+            metrics_bind_address=f"127.0.0.1:{metrics}",
+            health_probe_bind_address=f"127.0.0.1:{probes}",
         )
 
         async def announce() -> None:

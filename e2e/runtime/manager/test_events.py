@@ -9,28 +9,57 @@ from collections.abc import Callable
 from typing import Any
 
 from olm_runtime.client import Client, kinds
-from olm_runtime.events import BroadcasterOptions
+from olm_runtime.events import BroadcasterOptions, EventRecorder
 from olm_runtime.manager import Manager, ManagerOptions
 from olm_runtime.testing.poll import eventually
 
 REPEATS = 7
 
 
+async def configmap_subject(client: Client, namespace: str) -> dict[str, Any]:
+    """The ConfigMap the events are about."""
+    return await client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": namespace}}
+    )
+
+
+async def elected_recorder(
+    client: Client,
+    running: Callable[[Manager], asyncio.Task[None]],
+    component: str,
+    *,
+    series_update_interval: float = BroadcasterOptions.series_update_interval,
+) -> tuple[EventRecorder, asyncio.Task[None]]:
+    """A recorder of a running manager that has been elected, and the manager's task."""
+    events = BroadcasterOptions(series_update_interval=series_update_interval)
+    manager = Manager(client, options=ManagerOptions(metrics_bind_address="0", events=events))
+    recorder = manager.event_recorder(component)
+    task = running(manager)
+    await asyncio.wait_for(manager.elected.wait(), 30)
+    return recorder, task
+
+
+async def recorded(client: Client, namespace: str, component: str) -> list[dict[str, Any]]:
+    events = await client.list(kinds.EVENTS_EVENT, namespace=namespace)
+    return [e for e in events.items if e.get("reportingController") == component]
+
+
+async def the_one_event(client: Client, namespace: str, component: str, *, what: str) -> dict[str, Any]:
+    """Wait until `component` has written exactly one Event in `namespace`, and return it."""
+
+    async def written() -> bool:
+        return len(await recorded(client, namespace, component)) == 1
+
+    await eventually(written, what=what, timeout=30)
+    (event,) = await recorded(client, namespace, component)
+    return event
+
+
 async def test_identical_events_become_one_event_with_a_series_count(
     client: Client, namespace: str, running: Callable[[Manager], asyncio.Task[None]]
 ) -> None:
-    subject = await client.create(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": namespace}}
-    )
-    manager = Manager(
-        client,
-        options=ManagerOptions(
-            metrics_bind_address="0", events=BroadcasterOptions(series_update_interval=0.2)
-        ),
-    )
-    recorder = manager.event_recorder("e2e-recorder")
-    running(manager)
-    await asyncio.wait_for(manager.elected.wait(), 30)
+    subject = await configmap_subject(client, namespace)
+    recorder, _ = await elected_recorder(client, running, "e2e-recorder", series_update_interval=0.2)
 
     for _ in range(REPEATS):
         recorder.event(subject, "Warning", "Overheated", "the subject is too hot")
@@ -38,8 +67,7 @@ async def test_identical_events_become_one_event_with_a_series_count(
     recorder.event(subject, "Normal", "Cooled", "the subject cooled down", action="Cooling")
 
     async def listed() -> list[dict[str, Any]]:
-        events = await client.list(kinds.EVENTS_EVENT, namespace=namespace)
-        return [e for e in events.items if e.get("reportingController") == "e2e-recorder"]
+        return await recorded(client, namespace, "e2e-recorder")
 
     async def aggregated() -> bool:
         hot = [e for e in await listed() if e.get("note") == "the subject is too hot"]
@@ -68,33 +96,13 @@ async def test_identical_events_become_one_event_with_a_series_count(
     assert core["series"]["count"] == REPEATS
 
 
-async def recorded(client: Client, namespace: str, component: str) -> list[dict[str, Any]]:
-    events = await client.list(kinds.EVENTS_EVENT, namespace=namespace)
-    return [e for e in events.items if e.get("reportingController") == component]
-
-
 async def test_a_repeat_after_the_event_expired_on_the_server_starts_a_new_event(
     client: Client, namespace: str, running: Callable[[Manager], asyncio.Task[None]]
 ) -> None:
-    subject = await client.create(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": namespace}}
-    )
-    manager = Manager(
-        client,
-        options=ManagerOptions(
-            metrics_bind_address="0", events=BroadcasterOptions(series_update_interval=0.1)
-        ),
-    )
-    recorder = manager.event_recorder("e2e-expiry")
-    running(manager)
-    await asyncio.wait_for(manager.elected.wait(), 30)
+    subject = await configmap_subject(client, namespace)
+    recorder, _ = await elected_recorder(client, running, "e2e-expiry", series_update_interval=0.1)
     recorder.event(subject, "Normal", "Tick", "tick")
-
-    async def created() -> bool:
-        return len(await recorded(client, namespace, "e2e-expiry")) == 1
-
-    await eventually(created, what="the first Event", timeout=30)
-    (first,) = await recorded(client, namespace, "e2e-expiry")
+    first = await the_one_event(client, namespace, "e2e-expiry", what="the first Event")
     # What the Event TTL does on a real cluster, done at once: the server forgets the Event.
     await client.delete(kinds.EVENTS_EVENT, first["metadata"]["name"], namespace=namespace)
 
@@ -112,24 +120,10 @@ async def test_a_repeat_after_the_event_expired_on_the_server_starts_a_new_event
 async def test_stopping_the_manager_writes_the_pending_series_update(
     client: Client, namespace: str, running: Callable[[Manager], asyncio.Task[None]]
 ) -> None:
-    subject = await client.create(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": namespace}}
-    )
-    manager = Manager(
-        client,
-        options=ManagerOptions(
-            metrics_bind_address="0", events=BroadcasterOptions(series_update_interval=3600)
-        ),
-    )
-    recorder = manager.event_recorder("e2e-flush")
-    task = running(manager)
-    await asyncio.wait_for(manager.elected.wait(), 30)
+    subject = await configmap_subject(client, namespace)
+    recorder, task = await elected_recorder(client, running, "e2e-flush", series_update_interval=3600)
     recorder.event(subject, "Warning", "Overheated", "too hot")
-
-    async def created() -> bool:
-        return len(await recorded(client, namespace, "e2e-flush")) == 1
-
-    await eventually(created, what="the first Event", timeout=30)
+    await the_one_event(client, namespace, "e2e-flush", what="the first Event")
     # Two repeats: their series update is due only in an hour, and the manager stops now.
     recorder.event(subject, "Warning", "Overheated", "too hot")
     recorder.event(subject, "Warning", "Overheated", "too hot")
@@ -146,17 +140,9 @@ async def test_events_about_cluster_scoped_objects_are_written_to_default(
     name = f"e2e-{uuid.uuid4().hex[:8]}"
     subject = await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     try:
-        manager = Manager(client, options=ManagerOptions(metrics_bind_address="0"))
-        recorder = manager.event_recorder(name)
-        running(manager)
-        await asyncio.wait_for(manager.elected.wait(), 30)
+        recorder, _ = await elected_recorder(client, running, name)
         recorder.event(subject, "Normal", "Noticed", "a namespace for the test")
-
-        async def written() -> bool:
-            return len(await recorded(client, "default", name)) == 1
-
-        await eventually(written, what="the Event in default", timeout=30)
-        (event,) = await recorded(client, "default", name)
+        event = await the_one_event(client, "default", name, what="the Event in default")
         assert event["regarding"] == {
             "apiVersion": "v1",
             "kind": "Namespace",

@@ -21,24 +21,18 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from olm_runtime.client import Client, errors, kinds
-from olm_runtime.manager import (
-    LeaderElectionLost,
-    LeaderElectionOptions,
-    Manager,
-    ManagerOptions,
-    runnable_from,
-)
+from olm_runtime.manager import LeaderElectionLost
 from olm_runtime.manager.leaderelection import JITTER_FACTOR
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.process import free_ports
 
-from . import leader_candidate
+from . import election
 from .conftest import http_get, wait_ready
 
 REPO = Path(__file__).resolve().parents[3]
-LEASE = leader_candidate.LEASE_DURATION
-RETRY = leader_candidate.RETRY_PERIOD
+LEASE = election.LEASE_DURATION
+RETRY = election.RETRY_PERIOD
 # A standby takes over once it has seen no renewal for the lease duration, checking every retry
 # period stretched by up to the jitter factor; allow for the API round trips on top.
 TAKEOVER_BOUND = LEASE + RETRY * (1 + JITTER_FACTOR) + 1.0
@@ -191,28 +185,8 @@ async def test_one_leads_a_killed_leader_is_replaced_and_a_stopped_one_hands_ove
 async def test_a_leader_that_sees_another_holder_stops_its_leader_work_and_run_raises(
     client: Client, namespace: str, lease: str
 ) -> None:
-    manager = Manager(
-        client,
-        options=ManagerOptions(
-            metrics_bind_address="0",
-            leader_election=LeaderElectionOptions(
-                lease_name=lease,
-                namespace=namespace,
-                lease_duration=LEASE,
-                renew_deadline=4,
-                retry_period=RETRY,
-            ),
-        ),
-    )
-    leader_work_stopped = asyncio.Event()
-
-    async def leader_work() -> None:
-        try:
-            await asyncio.Event().wait()
-        finally:
-            leader_work_stopped.set()
-
-    manager.add(runnable_from(leader_work))
+    manager = election.electing_manager(client, lease, namespace)
+    leader_work_stopped = election.add_leader_work(manager)
     running = asyncio.create_task(manager.run())
     try:
         await asyncio.wait_for(manager.elected.wait(), 30)

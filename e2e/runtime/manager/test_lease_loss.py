@@ -10,16 +10,9 @@ import uuid
 import pytest
 
 from olm_runtime.client import Client, kinds
-from olm_runtime.manager import (
-    LeaderElectionLost,
-    LeaderElectionOptions,
-    Manager,
-    ManagerOptions,
-    runnable_from,
-)
+from olm_runtime.manager import LeaderElectionLost
 
-LEASE_DURATION = 6.0
-RENEW_DEADLINE = 4.0
+from .election import LEASE_DURATION, RENEW_DEADLINE, add_leader_work, electing_manager
 
 
 async def grant_lease_access(client: Client, namespace: str, account: str) -> None:
@@ -58,30 +51,14 @@ async def test_a_leader_that_cannot_renew_gives_up_within_the_renew_deadline(
     lease = f"lease-{uuid.uuid4().hex[:8]}"
     await grant_lease_access(client, namespace, account)
     elector = client.for_service_account(namespace, account)
-    manager = Manager(
+    manager = electing_manager(
         elector,
-        options=ManagerOptions(
-            metrics_bind_address="0",
-            graceful_shutdown_timeout=60,  # losing the Lease must not wait for this
-            leader_election=LeaderElectionOptions(
-                lease_name=lease,
-                namespace=namespace,
-                identity="losing-replica",
-                lease_duration=LEASE_DURATION,
-                renew_deadline=RENEW_DEADLINE,
-                retry_period=0.5,
-            ),
-        ),
+        lease,
+        namespace,
+        identity="losing-replica",
+        graceful_shutdown_timeout=60,  # losing the Lease must not wait for this
     )
-    leader_work_stopped = asyncio.Event()
-
-    async def leader_work() -> None:
-        try:
-            await asyncio.Event().wait()
-        finally:
-            leader_work_stopped.set()
-
-    manager.add(runnable_from(leader_work))
+    leader_work_stopped = add_leader_work(manager)
     running = asyncio.create_task(manager.run())
     try:
         await asyncio.wait_for(manager.elected.wait(), 30)

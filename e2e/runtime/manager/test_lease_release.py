@@ -11,13 +11,9 @@ import uuid
 import pytest
 
 from olm_runtime.client import Client, errors, kinds
-from olm_runtime.manager import (
-    GracefulShutdownTimeout,
-    LeaderElectionOptions,
-    Manager,
-    ManagerOptions,
-    runnable_from,
-)
+from olm_runtime.manager import GracefulShutdownTimeout, runnable_from
+
+from .election import electing_manager
 
 
 async def holder(client: Client, namespace: str, lease: str) -> str:
@@ -28,29 +24,11 @@ async def holder(client: Client, namespace: str, lease: str) -> str:
     return str((obj.get("spec") or {}).get("holderIdentity") or "")
 
 
-def leading_manager(client: Client, namespace: str, lease: str, **options: float) -> Manager:
-    return Manager(
-        client,
-        options=ManagerOptions(
-            metrics_bind_address="0",
-            leader_election=LeaderElectionOptions(
-                lease_name=lease,
-                namespace=namespace,
-                identity="e2e-leader",
-                lease_duration=6,
-                renew_deadline=4,
-                retry_period=0.5,
-            ),
-            **options,  # type: ignore[arg-type]
-        ),
-    )
-
-
 async def test_the_lease_is_released_only_after_the_leader_runnables_have_stopped(
     client: Client, namespace: str
 ) -> None:
     lease = f"lease-{uuid.uuid4().hex[:8]}"
-    manager = leading_manager(client, namespace, lease)
+    manager = electing_manager(client, lease, namespace, identity="e2e-leader")
     holder_while_draining: list[str] = []
 
     async def leader_work() -> None:
@@ -79,7 +57,7 @@ async def test_the_lease_is_kept_when_the_leader_runnables_do_not_stop_within_th
     client: Client, namespace: str
 ) -> None:
     lease = f"lease-{uuid.uuid4().hex[:8]}"
-    manager = leading_manager(client, namespace, lease, graceful_shutdown_timeout=0.5)
+    manager = electing_manager(client, lease, namespace, identity="e2e-leader", graceful_shutdown_timeout=0.5)
     draining = asyncio.Event()
 
     async def slow_to_stop() -> None:

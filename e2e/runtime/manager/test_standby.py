@@ -8,14 +8,15 @@ import datetime
 import uuid
 from collections.abc import Callable
 
-from olm_runtime import controller
 from olm_runtime.cache import CacheOptions
 from olm_runtime.client import Client, kinds
-from olm_runtime.manager import LeaderElectionOptions, Manager, ManagerOptions
+from olm_runtime.manager import Manager
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.process import free_ports
 
+from ..reconcilers import add_config_map_controller, recording_names
 from .conftest import http_get, wait_ready
+from .election import electing_manager
 
 
 def micro_time(moment: datetime.datetime) -> str:
@@ -50,34 +51,16 @@ async def test_a_standby_has_synced_informers_and_reconciles_as_soon_as_it_leads
             }
         )
     (probes,) = free_ports(1)
-    manager = Manager(
+    manager = electing_manager(
         client,
-        options=ManagerOptions(
-            metrics_bind_address="0",
-            health_probe_bind_address=f"127.0.0.1:{probes}",
-            cache=CacheOptions(namespaces=(namespace,), gc_freeze=False),
-            leader_election=LeaderElectionOptions(
-                lease_name=lease,
-                namespace=namespace,
-                identity="this-replica",
-                lease_duration=6,
-                renew_deadline=4,
-                retry_period=0.5,
-            ),
-        ),
+        lease,
+        namespace,
+        identity="this-replica",
+        health_probe_bind_address=f"127.0.0.1:{probes}",
+        cache=CacheOptions(namespaces=(namespace,), gc_freeze=False),
     )
     reconciled: list[str] = []
-
-    async def reconcile(request: controller.Request) -> controller.Result:
-        reconciled.append(request.name)
-        return controller.Result()
-
-    await (
-        controller.Builder(manager)
-        .for_(kinds.CONFIG_MAP)
-        .named("standby")
-        .complete(controller.ReconcilerFunc(reconcile))
-    )
+    await add_config_map_controller(manager, "standby", recording_names(reconciled))
     running(manager)
     base = f"http://127.0.0.1:{probes}"
     await wait_ready(base)  # ready as a standby: caches synced, not leading

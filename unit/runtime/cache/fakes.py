@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from olm_runtime import clock
+from olm_runtime import cache, clock
 from olm_runtime.client import errors
 from olm_runtime.client.gvk import GroupVersionKind, GroupVersionResource, ResourceInfo
 
@@ -235,6 +235,19 @@ async def running(coroutine_fn: Callable[[], Any]) -> AsyncIterator[asyncio.Task
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+# Most scripts are a LIST page and then a watch, which is what paged mode asks for; the default,
+# a streaming list, would ask for a watch first.
+PAGED = cache.ReflectorOptions(list_mode=cache.ListMode.PAGED)
+
+
+def new_informer(transport: FakeTransport, **kwargs: Any) -> tuple[cache.Informer, RecordingClock]:
+    """An informer on ConfigMaps over `transport`, on a recording clock and with fixed jitter (rand
+    0.5) so backoff delays are exact; paged lists unless `reflector_options` is given."""
+    fake = RecordingClock()
+    kwargs.setdefault("reflector_options", PAGED)
+    return cache.Informer(transport, CONFIGMAPS, clock=fake, rand=lambda: 0.5, **kwargs), fake
 
 
 class RecordingSink:

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from olm_runtime import cache
 from olm_runtime.client import errors
 from unit.runtime.cache.fakes import (
-    CONFIGMAPS,
     FakeTransport,
-    RecordingClock,
     Watch,
     cm,
     error_event,
     event,
+    new_informer,
     page,
     run_until,
     running,
 )
-
-PAGED = cache.ReflectorOptions(list_mode=cache.ListMode.PAGED)
-
-
-def make(transport: FakeTransport, **kwargs: Any) -> tuple[cache.Informer, RecordingClock]:
-    clock = RecordingClock()
-    kwargs.setdefault("reflector_options", PAGED)
-    return cache.Informer(transport, CONFIGMAPS, clock=clock, rand=lambda: 0.5, **kwargs), clock
 
 
 def by_colour(obj: cache.Object) -> list[str]:
@@ -61,7 +50,7 @@ async def test_handlers_run_after_the_store_and_its_indexes_are_updated() -> Non
     transport.lists.append(page([cm("a", 1, colour="red")], 10))
     live = Watch(end="live")
     transport.watches.append(live)
-    informer, clock = make(transport, indexers={"colour": by_colour})
+    informer, clock = new_informer(transport, indexers={"colour": by_colour})
     witness = StoreWitness(informer)
     informer.add_event_handler(witness)
     async with running(informer.start):
@@ -88,7 +77,7 @@ async def test_has_synced_waits_for_the_first_list_of_every_watched_namespace() 
         ]
     )
     transport.watches.extend([Watch(end="live"), Watch(end="live")])
-    informer, clock = make(transport, namespaces=["team-b", "team-a"])
+    informer, clock = new_informer(transport, namespaces=["team-b", "team-a"])
     registration = informer.add_event_handler(StoreWitness(informer))
     async with running(informer.start):
         await run_until(clock, lambda: len(transport.list_calls) == 2 and len(informer) == 1)
@@ -108,7 +97,7 @@ async def test_a_handler_registered_after_the_sync_is_synced_once_it_returns() -
     transport = FakeTransport()
     transport.lists.append(page([cm("a", 1), cm("b", 2)], 10))
     transport.watches.append(Watch(end="live"))
-    informer, clock = make(transport)
+    informer, clock = new_informer(transport)
     async with running(informer.start):
         await run_until(clock, lambda: informer.has_synced)
         heard: list[tuple[str, bool]] = []
@@ -127,7 +116,7 @@ async def test_a_resync_period_below_one_second_is_raised_to_one_second() -> Non
     transport = FakeTransport()
     transport.lists.append(page([cm("a", 1)], 10))
     transport.watches.append(Watch(end="live"))
-    informer, clock = make(transport)
+    informer, clock = new_informer(transport)
     resyncs: list[float] = []
 
     def on_update(old: cache.Object, new: cache.Object) -> None:
@@ -147,7 +136,7 @@ async def test_an_index_added_after_start_covers_cached_objects_and_follows_chan
     transport.lists.append(page([cm("a", 1, colour="red"), cm("b", 2, colour="green")], 10))
     live = Watch(end="live")
     transport.watches.append(live)
-    informer, clock = make(transport)
+    informer, clock = new_informer(transport)
     async with running(informer.start):
         await run_until(clock, lambda: live.opened)
         informer.add_indexers({"colour": by_colour})
@@ -165,7 +154,7 @@ async def test_a_delete_and_recreate_missed_during_a_disconnection_looks_like_an
     recreated["metadata"]["uid"] = "uid-of-the-new-object"
     transport.lists.extend([page([cm("a", 1)], 10), page([recreated], 20)])
     transport.watches.extend([Watch([error_event(410, "Expired")]), Watch(end="live")])
-    informer, clock = make(transport)
+    informer, clock = new_informer(transport)
     heard: list[tuple[str, str, str]] = []
     informer.add_event_handler(
         cache.EventHandlerFuncs(

@@ -8,19 +8,17 @@ import pytest
 
 from olm_runtime import cache
 from unit.runtime.cache.fakes import (
-    CONFIGMAPS,
     FakeTransport,
     RecordingClock,
     Watch,
     cm,
     error_event,
     event,
+    new_informer,
     page,
     run_until,
     running,
 )
-
-PAGED = cache.ReflectorOptions(list_mode=cache.ListMode.PAGED)
 
 
 class Recorder:
@@ -50,10 +48,8 @@ class Recorder:
 
 
 def make(transport: FakeTransport, **kwargs: Any) -> tuple[cache.Informer, RecordingClock]:
-    clock = RecordingClock()
-    kwargs.setdefault("reflector_options", PAGED)
     kwargs.setdefault("transform", cache.strip_managed_fields)
-    return cache.Informer(transport, CONFIGMAPS, clock=clock, rand=lambda: 0.5, **kwargs), clock
+    return new_informer(transport, **kwargs)
 
 
 async def test_handlers_see_the_initial_list_then_watch_events_and_tombstones_after_a_relist() -> None:

@@ -9,6 +9,7 @@ from olm_runtime.client import errors
 from unit.runtime.cache.fakes import (
     CONFIGMAPS,
     NAMESPACES,
+    PAGED,
     FakeTransport,
     RecordingClock,
     RecordingSink,
@@ -24,8 +25,6 @@ from unit.runtime.cache.fakes import (
     throttled,
     too_large,
 )
-
-PAGED = cache.ReflectorOptions(list_mode=cache.ListMode.PAGED)
 
 
 def make(

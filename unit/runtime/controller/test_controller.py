@@ -8,9 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import structlog
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from olm_runtime import controller, metrics, workqueue
@@ -61,6 +59,27 @@ class Harness:
         assert deadline is not None, "nothing is scheduled"
         self.clock.advance(deadline - self.clock.now())
 
+    async def until_a_retry_is_scheduled(self) -> None:
+        await until(lambda: self.clock.next_deadline() is not None, "a retry to be scheduled")
+
+    async def until_retried(self, calls: list[int]) -> None:
+        """Bring the scheduled retry due and wait for it, the second call of a `fails_once` reconciler."""
+        await self.advance_to_next_retry()
+        await until(lambda: len(calls) == 2, "the retry")
+
+
+def fails_once(error: BaseException, calls: list[int]) -> Callable[[Request], Awaitable[Result]]:
+    """A reconcile function that raises `error` on its first call and succeeds after; every call is
+    counted in `calls`."""
+
+    async def fn(request: Request) -> Result:
+        calls.append(1)
+        if len(calls) == 1:
+            raise error
+        return Result()
+
+    return fn
+
 
 @pytest.fixture
 async def run() -> AsyncIterator[Callable[[Harness], None]]:
@@ -91,7 +110,7 @@ async def test_a_raised_exception_retries_the_key_with_per_key_exponential_backo
     harness.events.put_nowait(event("a"))
     for attempt in range(1, 4):
         await until(lambda attempt=attempt: len(calls) == attempt, f"attempt {attempt}")  # type: ignore[misc]
-        await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+        await harness.until_a_retry_is_scheduled()
         await harness.advance_to_next_retry()
     await until(lambda: len(calls) == 4, "the fourth attempt")
     delays = [round(b - a, 6) for a, b in itertools.pairwise(calls)]
@@ -196,20 +215,12 @@ async def test_an_unexpected_exception_counts_as_a_panic_and_is_retried(
     run: Callable[[Harness], None],
 ) -> None:
     calls: list[int] = []
-
-    async def fn(request: Request) -> Result:
-        calls.append(1)
-        if len(calls) == 1:
-            raise KeyError("bug")
-        return Result()
-
-    harness = Harness(fn)
+    harness = Harness(fails_once(KeyError("bug"), calls))
     run(harness)
     harness.events.put_nowait(event("a"))
-    await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+    await harness.until_a_retry_is_scheduled()
     assert sample("controller_runtime_reconcile_panics_total", harness.name) == 1
-    await harness.advance_to_next_retry()
-    await until(lambda: len(calls) == 2, "the retry")
+    await harness.until_retried(calls)
 
 
 async def test_a_reconcile_over_its_timeout_is_cancelled_and_retried(run: Callable[[Harness], None]) -> None:
@@ -227,9 +238,8 @@ async def test_a_reconcile_over_its_timeout_is_cancelled_and_retried(run: Callab
     await until(
         lambda: sample("controller_runtime_reconcile_timeouts_total", harness.name) == 1, "the timeout"
     )
-    await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
-    await harness.advance_to_next_retry()
-    await until(lambda: len(calls) == 2, "the retry")
+    await harness.until_a_retry_is_scheduled()
+    await harness.until_retried(calls)
 
 
 async def test_a_retryable_error_is_retried_without_counting_as_a_panic(
@@ -239,21 +249,13 @@ async def test_a_retryable_error_is_retried_without_counting_as_a_panic(
         pass
 
     calls: list[int] = []
-
-    async def fn(request: Request) -> Result:
-        calls.append(1)
-        if len(calls) == 1:
-            raise RegistryDown("the registry answered 503")
-        return Result()
-
-    harness = Harness(fn)
+    harness = Harness(fails_once(RegistryDown("the registry answered 503"), calls))
     run(harness)
     harness.events.put_nowait(event("a"))
-    await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+    await harness.until_a_retry_is_scheduled()
     assert sample("controller_runtime_reconcile_errors_total", harness.name) == 1
     assert sample("controller_runtime_reconcile_panics_total", harness.name) == 0
-    await harness.advance_to_next_retry()
-    await until(lambda: len(calls) == 2, "the retry")
+    await harness.until_retried(calls)
 
 
 class GatedSource:
@@ -364,12 +366,12 @@ async def test_after_a_success_the_next_failure_starts_again_from_the_first_dela
     harness.events.put_nowait(event("a"))
     await until(lambda: len(calls) == 1, "the first attempt")
     for attempt in (2, 3, 4):
-        await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+        await harness.until_a_retry_is_scheduled()
         await harness.advance_to_next_retry()
         await until(lambda attempt=attempt: len(calls) == attempt, f"attempt {attempt}")  # type: ignore[misc]
     harness.events.put_nowait(event("a"))  # the object changes again after the success
     await until(lambda: len(calls) == 5, "the reconcile of the change")
-    await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+    await harness.until_a_retry_is_scheduled()
     assert harness.clock.next_deadline() - calls[-1] == pytest.approx(0.005)  # type: ignore[operator]
     await harness.advance_to_next_retry()
     await until(lambda: len(calls) == 6, "the retry")
@@ -454,39 +456,21 @@ async def test_every_reconcile_logs_with_the_controller_the_object_and_its_own_r
     assert structlog.contextvars.get_contextvars().get("reconcile_id") is None, "the binding leaked"
 
 
-@pytest.fixture(scope="module")
-def spans() -> InMemorySpanExporter:
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    return exporter
-
-
 async def test_every_reconcile_runs_in_a_span_named_after_the_controller(
-    run: Callable[[Harness], None], spans: InMemorySpanExporter
+    run: Callable[[Harness], None], span_exporter: InMemorySpanExporter
 ) -> None:
     calls: list[int] = []
-
-    async def fn(request: Request) -> Result:
-        calls.append(1)
-        if len(calls) == 1:
-            raise controller.RetryableError("registry down")
-        return Result()
-
-    harness = Harness(fn)
+    harness = Harness(fails_once(controller.RetryableError("registry down"), calls))
     run(harness)
     harness.events.put_nowait(event("a"))
-    await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
-    await harness.advance_to_next_retry()
-    await until(lambda: len(calls) == 2, "the retry")
-    await until(
-        lambda: len([s for s in spans.get_finished_spans() if s.name == f"reconcile {harness.name}"]) == 2,
-        "both spans to end",
-    )
-    failed, succeeded = (s for s in spans.get_finished_spans() if s.name == f"reconcile {harness.name}")
+    await harness.until_a_retry_is_scheduled()
+    await harness.until_retried(calls)
+
+    def reconcile_spans() -> list[ReadableSpan]:
+        return [s for s in span_exporter.get_finished_spans() if s.name == f"reconcile {harness.name}"]
+
+    await until(lambda: len(reconcile_spans()) == 2, "both spans to end")
+    failed, succeeded = reconcile_spans()
     assert dict(failed.attributes or {}) == {
         "controller": harness.name,
         "object.name": "a",
@@ -508,22 +492,14 @@ async def test_expected_errors_are_retried_without_counting_as_panics(
     run: Callable[[Harness], None], error: Exception
 ) -> None:
     calls: list[int] = []
-
-    async def fn(request: Request) -> Result:
-        calls.append(1)
-        if len(calls) == 1:
-            raise error
-        return Result()
-
-    harness = Harness(fn)
+    harness = Harness(fails_once(error, calls))
     run(harness)
     harness.events.put_nowait(event("a"))
-    await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+    await harness.until_a_retry_is_scheduled()
     assert sample("controller_runtime_reconcile_errors_total", harness.name) == 1
     assert sample("controller_runtime_reconcile_panics_total", harness.name) == 0
     assert sample("controller_runtime_reconcile_timeouts_total", harness.name) == 0
-    await harness.advance_to_next_retry()
-    await until(lambda: len(calls) == 2, "the retry")
+    await harness.until_retried(calls)
 
 
 async def test_the_controllers_queue_and_reconciles_report_under_its_name(
@@ -539,7 +515,7 @@ async def test_the_controllers_queue_and_reconciles_report_under_its_name(
     harness = Harness(fn)
     run(harness)
     harness.events.put_nowait(event("a"))
-    await until(lambda: harness.clock.next_deadline() is not None, "a retry to be scheduled")
+    await harness.until_a_retry_is_scheduled()
     await harness.advance_to_next_retry()
     await until(
         lambda: sample("controller_runtime_reconcile_total", harness.name, result="success") == 1, "ok"

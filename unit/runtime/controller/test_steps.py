@@ -8,9 +8,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
@@ -105,16 +102,9 @@ async def test_a_step_returning_something_else_is_a_type_error() -> None:
         await Steps("c", (sloppy,), hook=no_hook).run(State(), key="k")
 
 
-async def test_by_default_each_step_is_a_tracing_span() -> None:
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-
+async def test_by_default_each_step_is_a_tracing_span(span_exporter: InMemorySpanExporter) -> None:
     await Steps("spans-test", (first, second)).run(State(), key="x")
 
-    spans = [s for s in exporter.get_finished_spans() if s.name.startswith("spans-test/")]
+    spans = [s for s in span_exporter.get_finished_spans() if s.name.startswith("spans-test/")]
     assert [s.name for s in spans] == ["spans-test/first", "spans-test/second"]
     assert dict(spans[0].attributes or {}) == {"controller": "spans-test", "step": "first", "key": "x"}

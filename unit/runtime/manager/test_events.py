@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -212,8 +213,12 @@ def fake_time(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
     return fake
 
 
+Start = Callable[[events.EventBroadcaster], asyncio.Task[None]]
+
+
 @pytest.fixture
-async def started() -> Any:
+async def started() -> AsyncIterator[Start]:
+    """Start a broadcaster in a task; every one started is cancelled after the test."""
     tasks: list[asyncio.Task[None]] = []
 
     def start(broadcast: events.EventBroadcaster) -> asyncio.Task[None]:
@@ -226,13 +231,21 @@ async def started() -> Any:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def test_a_repeat_within_the_window_of_the_previous_occurrence_joins_its_series(
-    fake_time: FakeTime, started: Any
-) -> None:
-    client = Recording()
-    broadcast = broadcaster(client, series_update_interval=0.0)
+def recording(
+    client: Recording, started: Start, **options: Any
+) -> tuple[events.EventBroadcaster, events.EventRecorder]:
+    """A broadcaster writing to `client`, started, and its recorder for the "widgets" component."""
+    broadcast = broadcaster(client, **options)
     recorder = broadcast.recorder("widgets")
     started(broadcast)
+    return broadcast, recorder
+
+
+async def test_a_repeat_within_the_window_of_the_previous_occurrence_joins_its_series(
+    fake_time: FakeTime, started: Start
+) -> None:
+    client = Recording()
+    broadcast, recorder = recording(client, started, series_update_interval=0.0)
     # Each repeat is within 600 s of the one before it, though the last is 1500 s after the first.
     for moment in (0.0, 500.0, 1000.0, 1500.0):
         fake_time.now = moment
@@ -243,12 +256,10 @@ async def test_a_repeat_within_the_window_of_the_previous_occurrence_joins_its_s
 
 
 async def test_a_repeat_after_the_aggregation_window_starts_a_new_event(
-    fake_time: FakeTime, started: Any
+    fake_time: FakeTime, started: Start
 ) -> None:
     client = Recording()
-    broadcast = broadcaster(client, series_update_interval=0.0)
-    recorder = broadcast.recorder("widgets")
-    started(broadcast)
+    _, recorder = recording(client, started, series_update_interval=0.0)
     recorder.event(WIDGET, "Normal", "Tick", "tick")
     await poll(lambda: len(client.created) == 1)
     fake_time.now = 600.001
@@ -259,12 +270,10 @@ async def test_a_repeat_after_the_aggregation_window_starts_a_new_event(
 
 
 async def test_a_hot_loop_costs_one_create_and_a_series_write_per_update_interval(
-    fake_time: FakeTime, started: Any
+    fake_time: FakeTime, started: Start
 ) -> None:
     client = Recording()
-    broadcast = broadcaster(client, series_update_interval=5.0)
-    recorder = broadcast.recorder("widgets")
-    started(broadcast)
+    broadcast, recorder = recording(client, started, series_update_interval=5.0)
 
     def burst(count: int) -> None:
         for _ in range(count):
@@ -298,11 +307,9 @@ class ExpiringEvents(Recording):
         raise errors.NotFound(404, "NotFound", f'events.events.k8s.io "{name}" not found')
 
 
-async def test_a_series_whose_event_expired_on_the_server_starts_a_new_event(started: Any) -> None:
+async def test_a_series_whose_event_expired_on_the_server_starts_a_new_event(started: Start) -> None:
     client = ExpiringEvents()
-    broadcast = broadcaster(client)
-    recorder = broadcast.recorder("widgets")
-    started(broadcast)
+    broadcast, recorder = recording(client, started)
     recorder.event(WIDGET, "Normal", "Tick", "tick")
     await poll(lambda: len(client.created) == 1)
     recorder.event(WIDGET, "Normal", "Tick", "tick")
@@ -324,11 +331,9 @@ class FailingOnce(Recording):
         return await super().create(body)
 
 
-async def test_a_failed_write_is_dropped_and_never_retried(started: Any) -> None:
+async def test_a_failed_write_is_dropped_and_never_retried(started: Start) -> None:
     client = FailingOnce()
-    broadcast = broadcaster(client)
-    recorder = broadcast.recorder("widgets")
-    started(broadcast)
+    broadcast, recorder = recording(client, started)
     recorder.event(WIDGET, "Normal", "First", "lost")
     await poll(lambda: broadcast.failed == 1)
     recorder.event(WIDGET, "Normal", "Second", "kept")
@@ -392,11 +397,9 @@ async def test_the_shutdown_flush_is_bounded_by_its_timeout() -> None:
     assert client.calls == 2, "the flush tried the buffered occurrence"
 
 
-async def test_only_the_most_recently_seen_series_are_remembered(started: Any) -> None:
+async def test_only_the_most_recently_seen_series_are_remembered(started: Start) -> None:
     client = Recording()
-    broadcast = broadcaster(client, max_series=2)
-    recorder = broadcast.recorder("widgets")
-    started(broadcast)
+    _, recorder = recording(client, started, max_series=2)
     for reason in ("A", "B", "C"):
         recorder.event(WIDGET, "Normal", reason, "m")
     await poll(lambda: len(client.created) == 3)
@@ -409,7 +412,7 @@ async def test_only_the_most_recently_seen_series_are_remembered(started: Any) -
     assert patch["series"]["count"] == 2
 
 
-async def test_another_component_action_or_object_makes_another_event(started: Any) -> None:
+async def test_another_component_action_or_object_makes_another_event(started: Start) -> None:
     client = Recording()
     broadcast = broadcaster(client)
     other = {**WIDGET, "metadata": {**WIDGET["metadata"], "name": "w2", "uid": "u-2"}}

@@ -11,7 +11,7 @@ import dataclasses
 import datetime
 import itertools
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -88,16 +88,25 @@ class World:
     def wall(self) -> datetime.datetime:
         return self.epoch + datetime.timedelta(seconds=self.clock.now())
 
-    def candidate(self, identity: str) -> LeaderElector:
+    def candidate(
+        self,
+        identity: str,
+        *,
+        lock: MemoryLock | None = None,
+        wall_clock: Callable[[], datetime.datetime] | None = None,
+        seed: int = 7,
+    ) -> LeaderElector:
+        """An elector on this world's Lease and clock; a lock of another kind over `stored`, a skewed
+        wall clock or another jitter seed where a test needs one."""
         return LeaderElector(
-            MemoryLock(self.stored, identity),
+            lock or MemoryLock(self.stored, identity),
             lease_duration=LEASE,
             renew_deadline=RENEW,
             retry_period=RETRY,
             name=f"lease-{identity}",
             clock=self.clock,
-            wall_clock=self.wall,
-            rng=random.Random(7),
+            wall_clock=wall_clock or self.wall,
+            rng=random.Random(seed),
         )
 
     async def advance(self, seconds: float, step: float = 0.1) -> None:
@@ -309,16 +318,7 @@ async def test_of_two_standbys_taking_over_at_the_same_moment_one_wins_and_the_o
 
     def standby(identity: str) -> LeaderElector:
         # The same seed gives both the same jitter: they try at exactly the same fake instants.
-        return LeaderElector(
-            InterleavingLock(world.stored, identity),
-            lease_duration=LEASE,
-            renew_deadline=RENEW,
-            retry_period=RETRY,
-            name=f"lease-{identity}",
-            clock=world.clock,
-            wall_clock=world.wall,
-            rng=random.Random(7),
-        )
+        return world.candidate(identity, lock=InterleavingLock(world.stored, identity))
 
     b, c = standby("b"), standby("c")
     tasks.extend([asyncio.create_task(b.acquire()), asyncio.create_task(c.acquire())])
@@ -339,16 +339,7 @@ async def test_skewed_wall_clocks_neither_hasten_nor_delay_a_takeover(
     tasks.append(asyncio.create_task(lead(a)))
     await world.advance(0.1)
     # b's wall clock is a day ahead: the leader's renewTime looks a day old to it.
-    skewed = LeaderElector(
-        MemoryLock(world.stored, "b"),
-        lease_duration=LEASE,
-        renew_deadline=RENEW,
-        retry_period=RETRY,
-        name="lease-b",
-        clock=world.clock,
-        wall_clock=lambda: world.wall() + datetime.timedelta(days=1),
-        rng=random.Random(7),
-    )
+    skewed = world.candidate("b", wall_clock=lambda: world.wall() + datetime.timedelta(days=1))
     standby = asyncio.create_task(skewed.acquire())
     tasks.append(standby)
     await world.advance(LEASE * 3)
@@ -438,15 +429,7 @@ async def test_a_standby_checks_every_retry_period_stretched_by_up_to_the_jitter
     tasks.append(asyncio.create_task(lead(world.candidate("a"))))
     await world.advance(0.1)
     lock = ReadTimes(world.stored, "b", world.clock)
-    standby = LeaderElector(
-        lock,
-        lease_duration=LEASE,
-        renew_deadline=RENEW,
-        retry_period=RETRY,
-        clock=world.clock,
-        wall_clock=world.wall,
-        rng=random.Random(11),
-    )
+    standby = world.candidate("b", lock=lock, seed=11)
     tasks.append(asyncio.create_task(standby.acquire()))
     await world.advance(RETRY * 40, step=0.01)
     gaps = [b - a for a, b in itertools.pairwise(lock.reads)]

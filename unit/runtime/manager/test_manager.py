@@ -82,6 +82,19 @@ def make(log: Log, **options: Any) -> tuple[Manager, GatedCache]:
     return manager, cache
 
 
+async def probe_server_answers(session: aiohttp.ClientSession, url: str, status: int) -> None:
+    """Wait until a GET of `url` answers `status`; until the server listens, connecting fails."""
+
+    async def answers() -> bool:
+        try:
+            async with session.get(url) as response:
+                return response.status == status
+        except aiohttp.ClientConnectionError:
+            return False
+
+    await eventually(answers, what="the probe server", timeout=10, interval=0.05)
+
+
 @pytest.fixture
 async def background() -> AsyncIterator[Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]]]:
     tasks: list[asyncio.Task[None]] = []
@@ -229,15 +242,7 @@ async def test_probes_and_metrics_share_one_address_and_readiness_follows_the_ca
     background(manager.run())
     base = f"http://{address}"
     async with aiohttp.ClientSession() as session:
-
-        async def listening() -> bool:
-            try:
-                async with session.get(f"{base}/readyz/cache-sync") as response:
-                    return response.status == 500
-            except aiohttp.ClientConnectionError:
-                return False
-
-        await eventually(listening, what="the probe server", timeout=10, interval=0.05)
+        await probe_server_answers(session, f"{base}/readyz/cache-sync", 500)
         cache.synced.set()
         await asyncio.wait_for(manager.elected.wait(), 5)
         async with session.get(f"{base}/readyz?verbose") as response:
@@ -414,15 +419,7 @@ async def test_with_leader_election_both_probes_carry_a_leader_election_check(ba
     background(manager.run())
     base = f"http://127.0.0.1:{port}"
     async with aiohttp.ClientSession() as session:
-
-        async def listening() -> bool:
-            try:
-                async with session.get(f"{base}/healthz") as response:
-                    return response.status == 200
-            except aiohttp.ClientConnectionError:
-                return False
-
-        await eventually(listening, what="the probe server", timeout=10, interval=0.05)
+        await probe_server_answers(session, f"{base}/healthz", 200)
         async with session.get(f"{base}/healthz?verbose") as response:
             assert "[+]leader-election ok" in await response.text()
         cache.synced.set()
