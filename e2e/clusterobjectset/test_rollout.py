@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
 from e2e.clusterobjectset.conftest import CRD, Revisions, config_map, deployment, exists, inline
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, kinds
-from olm_runtime.testing.poll import eventually
 
 DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")
 PVC = GroupVersionKind("", "v1", "PersistentVolumeClaim")
@@ -61,15 +62,24 @@ async def test_three_phases_roll_out_in_order_and_succeed(
             ("deploy", inline(deployment("app", namespace))),
         ],
     )
+    # A watch from the creation sees every status write; polling could miss a short RollingOut.
     seen: list[str] = []
-
-    async def succeeded() -> bool:
-        reason = str((await revisions.condition("app", "Progressing")).get("reason"))
-        if not seen or seen[-1] != reason:
-            seen.append(reason)
-        return reason == "Succeeded"
-
-    await eventually(succeeded, what="the revision to succeed", interval=0.1)
+    name = cos["metadata"]["name"]
+    async with asyncio.timeout(60):
+        async with admin_client.watch(
+            CLUSTER_OBJECT_SET,
+            field_selector=f"metadata.name={name}",
+            resource_version=cos["metadata"]["resourceVersion"],
+        ) as events:
+            async for event in events:
+                found = conditions.find(
+                    (event.object.get("status") or {}).get("conditions") or [], "Progressing"
+                )
+                reason = str((found or {}).get("reason"))
+                if not seen or seen[-1] != reason:
+                    seen.append(reason)
+                if reason == "Succeeded":
+                    break
     assert "RollingOut" in seen, seen
     assert seen[-1] == "Succeeded"
     available = await revisions.condition("app", "Available")
