@@ -30,8 +30,7 @@ import copy
 import dataclasses
 import datetime
 import random
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from olm import oci
@@ -42,6 +41,7 @@ from olm.catalogd.content import Content, ContentError
 from olm_runtime import conditions, controller, events, finalizers
 from olm_runtime.cache import CacheReader
 from olm_runtime.client import Client, errors
+from olm_runtime.clock import REAL, Clock
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
 from olm_runtime.logging import get_logger
 from olm_runtime.manager import Manager
@@ -108,7 +108,7 @@ class CatalogReconciler:
         content: Content,
         recorder: events.EventRecorder,
         options: ControllerOptions = ControllerOptions(),
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = REAL,
     ) -> None:
         self.reader = reader
         self.client = client
@@ -201,7 +201,7 @@ class CatalogReconciler:
             if image.get("pollIntervalMinutes")
             else None
         )
-        now = self.clock()
+        now = self.clock.now()
         if (
             last is not None
             and last[0] == generation
@@ -252,7 +252,7 @@ class CatalogReconciler:
         if reference_is_tag(image) and image.get("pollIntervalMinutes"):
             interval = _poll_interval(image) * self.options.seconds_per_minute
             last = self._last_poll.get(name)
-            elapsed = self.clock() - last[1] if last is not None else 0.0
+            elapsed = self.clock.now() - last[1] if last is not None else 0.0
             jitter = random.uniform(0, self.options.jitter_factor) * interval
             state.result = controller.Result(requeue_after=max(0.0, interval - elapsed) + jitter)
             return STOP
