@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from e2e.catalogd.conftest import (
-    CatalogdProcess,
     Catalogs,
     catalog_object,
     fetch_all,
@@ -28,6 +27,7 @@ from e2e.catalogd.conftest import (
     write_catalog,
 )
 from hack.images.registry import RegistryClient as PushClient
+from hack.processes import CatalogdProcess
 from olm.api import names
 from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane

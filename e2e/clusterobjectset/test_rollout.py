@@ -105,10 +105,10 @@ async def test_three_phases_roll_out_in_order_and_succeed(
     stored = await revisions.get("app")
     assert [p["name"] for p in stored["status"]["observedPhases"]] == ["crds", "rbac", "deploy"]
     assert stored["metadata"]["finalizers"] == ["olm.operatorframework.io/teardown"]
-    events = await admin_client.list(kinds.EVENT, namespace="default")
+    recorded = await admin_client.list(kinds.EVENT, namespace="default")
     reasons = {
         e.get("reason")
-        for e in events.items
+        for e in recorded.items
         if (e.get("involvedObject") or {}).get("name") == cos["metadata"]["name"]
     }
     assert {"PhaseSucceeded", "Succeeded"} <= reasons, reasons

@@ -53,8 +53,9 @@ async def test_mutating_webhook_patch_is_visible_on_the_stored_object(
     admission = client.AdmissionregistrationV1Api(api_client)
     core = client.CoreV1Api(api_client)
     name = f"label-{namespace}"
+    # Bodies are plain dicts, which the client serializes as-is; its stubs accept only the model classes.
     await admission.create_mutating_webhook_configuration(
-        {
+        {  # type: ignore[arg-type]
             "metadata": {"name": name},
             "webhooks": [
                 {
@@ -82,7 +83,7 @@ async def test_mutating_webhook_patch_is_visible_on_the_stored_object(
     )
     try:
         # failurePolicy Fail: a create that succeeds went through the webhook; the label proves it patched.
-        created = await core.create_namespaced_config_map(namespace, {"metadata": {"name": "patched"}})
+        created = await core.create_namespaced_config_map(namespace, {"metadata": {"name": "patched"}})  # type: ignore[arg-type]
         stored = await core.read_namespaced_config_map("patched", namespace)
         assert created.metadata.labels == {"mutated-by": "test-webhook"}
         assert stored.metadata.labels == {"mutated-by": "test-webhook"}

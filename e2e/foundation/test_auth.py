@@ -24,9 +24,12 @@ async def test_token_request_token_authenticates_and_rbac_grants_only_what_is_bo
 ) -> None:
     core = client.CoreV1Api(api_client)
     rbac = client.RbacAuthorizationV1Api(api_client)
-    await core.create_namespaced_service_account(namespace, {"metadata": {"name": "reader"}})
+    # Bodies are plain dicts, which the client serializes as-is; its stubs accept only the model classes.
+    await core.create_namespaced_service_account(namespace, {"metadata": {"name": "reader"}})  # type: ignore[arg-type]
     request = await core.create_namespaced_service_account_token(
-        "reader", namespace, {"spec": {"audiences": [], "expirationSeconds": 600}}
+        "reader",
+        namespace,
+        {"spec": {"audiences": [], "expirationSeconds": 600}},  # type: ignore[arg-type]
     )
     token = request.status.token
 
@@ -36,12 +39,12 @@ async def test_token_request_token_authenticates_and_rbac_grants_only_what_is_bo
 
     await rbac.create_namespaced_role(
         namespace,
-        {"metadata": {"name": "read-configmaps"},
+        {"metadata": {"name": "read-configmaps"},  # type: ignore[arg-type]
          "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]},
     )  # fmt: skip
     await rbac.create_namespaced_role_binding(
         namespace,
-        {
+        {  # type: ignore[arg-type]
             "metadata": {"name": "reader"},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read-configmaps"},
             "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": namespace}],

@@ -11,10 +11,10 @@ from olm_runtime.testing import process
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 
 
-def _options(binaries: Path, state_dir: Path, **overrides: object) -> ControlPlaneOptions:
+def _options(binaries: Path, state_dir: Path, *, apiserver_args: tuple[str, ...] = ()) -> ControlPlaneOptions:
     return ControlPlaneOptions(
-        binary_dir=binaries, state_dir=state_dir, nodes=1, tie_to_parent=True, **overrides
-    )  # type: ignore[arg-type]
+        binary_dir=binaries, state_dir=state_dir, nodes=1, tie_to_parent=True, apiserver_args=apiserver_args
+    )
 
 
 def test_a_crashing_component_is_reported_with_its_log_and_the_rest_is_stopped(

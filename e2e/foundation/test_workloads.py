@@ -16,9 +16,10 @@ async def test_deployment_becomes_available_with_pods_running_on_kwok_nodes(
     apps = client.AppsV1Api(api_client)
     core = client.CoreV1Api(api_client)
     labels = {"app": "web"}
+    # Bodies are plain dicts, which the client serializes as-is; its stubs accept only the model classes.
     await apps.create_namespaced_deployment(
         namespace,
-        {
+        {  # type: ignore[arg-type]
             "metadata": {"name": "web"},
             "spec": {
                 "replicas": 3,
@@ -49,13 +50,14 @@ async def test_deleting_an_owner_garbage_collects_its_dependents(
     api_client: client.ApiClient, namespace: str
 ) -> None:
     core = client.CoreV1Api(api_client)
-    owner = await core.create_namespaced_config_map(namespace, {"metadata": {"name": "owner"}})
+    owner = await core.create_namespaced_config_map(namespace, {"metadata": {"name": "owner"}})  # type: ignore[arg-type]
     reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}
     for index in range(3):
         await core.create_namespaced_config_map(
-            namespace, {"metadata": {"name": f"dependent-{index}", "ownerReferences": [reference]}}
+            namespace,
+            {"metadata": {"name": f"dependent-{index}", "ownerReferences": [reference]}},  # type: ignore[arg-type]
         )
-    await core.create_namespaced_config_map(namespace, {"metadata": {"name": "bystander"}})
+    await core.create_namespaced_config_map(namespace, {"metadata": {"name": "bystander"}})  # type: ignore[arg-type]
 
     await core.delete_namespaced_config_map("owner", namespace)
 

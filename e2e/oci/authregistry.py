@@ -18,11 +18,12 @@ import contextlib
 import datetime
 import json
 import os
+import socket
 import ssl
 import time
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,7 +108,7 @@ class AuthRegistry:
     token_requests: int = 0
 
 
-def _start(base: Registry, directory: Path, auth: dict[str, object]) -> tuple[str, int]:
+def _start(base: Registry, directory: Path, auth: Mapping[str, object]) -> tuple[str, int]:
     directory.mkdir(parents=True, exist_ok=True)
     pair = base.options.ca.issue(f"auth-{directory.name}", common_name="registry", hosts=["127.0.0.1"])
     (port,) = process.free_ports(1)
@@ -185,7 +186,7 @@ async def token_registry(
     context.load_cert_chain(str(server_pair.cert_file), str(server_pair.key_file))
     site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
     await site.start()
-    sockets = getattr(site._server, "sockets", None) or ()
+    sockets: Sequence[socket.socket] = getattr(site._server, "sockets", None) or ()
     realm = f"https://127.0.0.1:{sockets[0].getsockname()[1]}/token"
     auth = {
         "token": {

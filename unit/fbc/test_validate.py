@@ -209,7 +209,7 @@ def test_checked_raises_after_the_last_meta_and_lists_problems(tmp_path: Path) -
     (tmp_path / "c.json").write_text(
         "\n".join(json.dumps(o) for o in [package(default="x"), channel(), bundle()])
     )
-    seen = []
+    seen: list[str] = []
     with pytest.raises(
         fbc.InvalidCatalog, match=r"invalid catalog \(1 problem\): c\.json:1: .*'x' does not exist"
     ):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import itertools
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,21 +119,21 @@ class FakeRegistry:
             if request.method == "GET" or self.digest_on_head:
                 headers["Docker-Content-Digest"] = sha256(data)
             return web.Response(body=data if request.method == "GET" else None, headers=headers)
-        data = self.blobs.get(reference)
-        if data is None:
+        blob = self.blobs.get(reference)
+        if blob is None:
             return web.json_response({"errors": [{"code": "BLOB_UNKNOWN", "message": "unknown"}]}, status=404)
         if reference in self.corrupt:
-            data = bytes([data[0] ^ 0xFF]) + data[1:]
+            blob = bytes([blob[0] ^ 0xFF]) + blob[1:]
         response = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
-        response.content_length = len(data)
+        response.content_length = len(blob)
         await response.prepare(request)
         if self.reset.get(request.path, 0) > 0:
             self.reset[request.path] -= 1
-            await response.write(data[: len(data) // 2])
+            await response.write(blob[: len(blob) // 2])
             assert request.transport is not None
             request.transport.abort()
             return response
-        await response.write(data)
+        await response.write(blob)
         return response
 
 
@@ -148,7 +149,7 @@ async def serve(registry: FakeRegistry, tmp: Path) -> AsyncIterator[tuple[FakeRe
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_context(pair.cert_file, pair.key_file))
     await site.start()
-    sockets = getattr(site._server, "sockets", None) or ()
+    sockets: Sequence[socket.socket] = getattr(site._server, "sockets", None) or ()
     registry.host = f"127.0.0.1:{sockets[0].getsockname()[1]}"
     try:
         yield registry, ca.cert_file

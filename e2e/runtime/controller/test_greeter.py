@@ -47,7 +47,8 @@ async def test_greeting_gets_its_config_map_status_events_and_farewell(
             cm = await admin_client.get(kinds.CONFIG_MAP, "hello-greeting", namespace=namespace)
         except errors.NotFound:
             return False
-        return cm.get("data", {}).get("message") == message
+        data: dict[str, str] = cm.get("data", {})
+        return data.get("message") == message
 
     async def ready() -> bool:
         current = await admin_client.get(GREETING, "hello", namespace=namespace)

@@ -43,8 +43,9 @@ def test_the_fingerprint_changes_with_what_resolution_depends_on() -> None:
 
 
 def test_a_catalog_change_concerns_the_packages_it_held_and_holds() -> None:
-    assert watcher.affected_packages(frozenset({"a", "b"}), frozenset({"b", "c"})) == {"a", "b", "c"}
-    assert watcher.affected_packages(frozenset(), frozenset({"new"})) == {"new"}  # a new catalog
-    assert watcher.affected_packages(frozenset({"gone"}), frozenset()) == {"gone"}  # stopped serving
-    assert watcher.affected_packages(None, frozenset({"a"})) is None  # unknown before: everyone
-    assert watcher.affected_packages(frozenset({"a"}), None) is None  # names unreadable: everyone
+    affected = watcher.affected_packages
+    assert affected(frozenset({"a", "b"}), frozenset({"b", "c"})) == frozenset({"a", "b", "c"})
+    assert affected(frozenset(), frozenset({"new"})) == frozenset({"new"})  # a new catalog
+    assert affected(frozenset({"gone"}), frozenset()) == frozenset({"gone"})  # stopped serving
+    assert affected(None, frozenset({"a"})) is None  # unknown before: everyone
+    assert affected(frozenset({"a"}), None) is None  # names unreadable: everyone

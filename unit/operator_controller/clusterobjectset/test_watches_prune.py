@@ -42,7 +42,8 @@ class FakeCache:
 async def test_prune_stops_only_empty_informers_and_a_later_use_starts_a_new_one() -> None:
     fake = FakeCache({kinds.CONFIG_MAP: 0, kinds.DEPLOYMENT: 2})
     watches = DriftWatches(fake, asyncio.Queue())  # type: ignore[arg-type]
-    empty = await watches.informer(kinds.CONFIG_MAP)
+    # The informers come from the fake cache; only their identity matters here.
+    empty: object = await watches.informer(kinds.CONFIG_MAP)
     await watches.informer(kinds.DEPLOYMENT)
 
     assert await watches.prune() == [kinds.CONFIG_MAP]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from olm.operator_controller import render
+from olm.operator_controller import render, unpack
 from unit.operator_controller.render import samples
 
 ALL, OWN, SINGLE, MULTI = "AllNamespaces", "OwnNamespace", "SingleNamespace", "MultiNamespace"
@@ -229,7 +229,7 @@ def test_unsupported_bundles(mutate: dict[str, Any], message: str) -> None:
     if mutate.get("owned_api"):
         raw = rv1.csv.raw
         raw["spec"]["apiservicedefinitions"] = {"owned": [{"name": "v1.example.com"}]}
-        rv1 = samples.unpack.parse_bundle(samples.files({"csv.yaml": raw, "crd.yaml": samples.crd()}))
+        rv1 = unpack.parse_bundle(samples.files({"csv.yaml": raw, "crd.yaml": samples.crd()}))
     with pytest.raises(render.UnsupportedBundleError) as err:
         render.manifests_for(rv1, "install-ns", None, certificate_provider=None)
     assert str(err.value) == message

@@ -6,6 +6,7 @@ import base64
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,15 @@ def _write(path: Path, doc: dict[str, Any]) -> Path:
 
 
 def _kubeconfig(
-    *, server: str = "https://10.0.0.1:6443", user: dict[str, Any] | None = None, **cluster: Any
+    *,
+    server: str = "https://10.0.0.1:6443",
+    user: dict[str, Any] | None = None,
+    cluster: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
+        "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
         "users": [{"name": "u", "user": user or {}}],
         "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u", "namespace": "team"}}],
         "current-context": "ctx",
@@ -45,7 +49,7 @@ async def test_client_certificate_files_are_relative_to_the_kubeconfig(tmp_path:
         tmp_path / "config",
         _kubeconfig(
             user={"client-certificate": "pki/admin.crt", "client-key": "/abs/admin.key"},
-            **{"certificate-authority": "pki/ca.crt", "tls-server-name": "kubernetes"},
+            cluster={"certificate-authority": "pki/ca.crt", "tls-server-name": "kubernetes"},
         ),
     )
     config = await load_config(kubeconfig=path)
@@ -59,12 +63,14 @@ async def test_client_certificate_files_are_relative_to_the_kubeconfig(tmp_path:
 
 
 async def test_inline_data_is_base64_decoded(tmp_path: Path) -> None:
-    b64 = lambda text: base64.b64encode(text.encode()).decode()  # noqa: E731
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
     path = _write(
         tmp_path / "config",
         _kubeconfig(
             user={"client-certificate-data": b64("CERT"), "client-key-data": b64("KEY")},
-            **{"certificate-authority-data": b64("CA")},
+            cluster={"certificate-authority-data": b64("CA")},
         ),
     )
     config = await load_config(kubeconfig=path)
@@ -76,7 +82,7 @@ async def test_token_users_and_impersonation(tmp_path: Path) -> None:
         tmp_path / "config",
         _kubeconfig(
             user={"token": "abc", "as": "jane", "as-groups": ["devs", "ops"]},
-            **{"insecure-skip-tls-verify": True},
+            cluster={"insecure-skip-tls-verify": True},
         ),
     )
     config = await load_config(kubeconfig=path)
@@ -130,7 +136,7 @@ async def test_exec_plugin_tokens_are_cached_until_they_expire(tmp_path: Path) -
             "interactiveMode": "Never",
         }
     }
-    path = _write(tmp_path / "config", _kubeconfig(user=user, **{"certificate-authority-data": "Q0E="}))
+    path = _write(tmp_path / "config", _kubeconfig(user=user, cluster={"certificate-authority-data": "Q0E="}))
     config = await load_config(kubeconfig=path)
     assert isinstance(config.token_provider, ExecCredentials)
     assert await config.token_provider.token() == "from-plugin"
@@ -263,7 +269,7 @@ async def test_kubeconfig_env_lists_files_and_the_first_definition_wins(
         ),
         pytest.param(_kubeconfig(user={"username": "a", "password": "b"}), None, "basic", id="basic-auth"),
         pytest.param(
-            _kubeconfig(**{"certificate-authority-data": "not base64!"}),
+            _kubeconfig(cluster={"certificate-authority-data": "not base64!"}),
             None,
             "not valid base64",
             id="bad-b64",

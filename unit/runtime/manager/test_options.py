@@ -31,7 +31,7 @@ def test_defaults_match_controller_runtime() -> None:
 
 def test_options_are_frozen_and_keyword_only() -> None:
     with pytest.raises(TypeError):
-        ManagerOptions(None)  # type: ignore[misc]
+        ManagerOptions(None)  # type: ignore[call-arg]  # positional on purpose: the options are keyword-only
     with pytest.raises(AttributeError):
         ManagerOptions().metrics_bind_address = "0"  # type: ignore[misc]
 
