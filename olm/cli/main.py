@@ -1,11 +1,259 @@
-"""Entry point of `olmctl`. Reserved: the issue that builds this process replaces it."""
+"""`olmctl` (also the kubectl plugin `kubectl olm`): catalogs and their packages from the command line.
 
+    olmctl catalog add demo registry.example/catalogs/demo:latest --poll-interval 10
+    olmctl catalog list
+    olmctl search green
+    olmctl package show kube-green
+    olmctl package versions kube-green --channel alpha -o json
+
+The cluster is found as kubectl finds it: `--kubeconfig`, else `$KUBECONFIG` (merged), else
+`~/.kube/config`, else in-cluster; `--context` picks another context. Catalog content is read from
+the URL each ClusterCatalog advertises (`status.urls.base`), trusting `--catalogd-ca` or the system
+store, and through the API server's service proxy when that URL cannot be reached from here.
+
+Exit codes, for scripts:
+
+- 0: success (an empty listing or search is a success);
+- 1: the operation failed: the API server refused it, an object or package was not found, a
+  catalog's content could not be read, the kubeconfig is unusable;
+- 2: usage error (unknown command or flag, missing argument);
+- 3: the cluster cannot be reached: no connection to the API server, or its TLS certificate does
+  not verify.
+
+Errors are one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
 import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from olm import startup
+from olm.api import names
+from olm.cli import render
+from olm.cli.commands import COMMANDS, CommandFailed, Session
+from olm.cli.content import ContentSource
+from olm.operator_controller.catalogs import CatalogClientError
+from olm_runtime.client import Client, ConfigError, CredentialError, errors, load_config
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+
+FIELD_MANAGER = "olmctl"
 
 
-def main() -> int:
-    print("olmctl: not implemented yet", file=sys.stderr)
-    return 1
+def _global_flags(parser: argparse.ArgumentParser, *, nested: bool) -> None:
+    """The flags every command accepts, before or after the command as with kubectl.
+
+    On subcommands the defaults are suppressed so that a flag given before the command is not
+    overwritten by the subcommand's default."""
+    default = argparse.SUPPRESS if nested else None
+    group = parser.add_argument_group("cluster")
+    group.add_argument(
+        "--kubeconfig", default=default, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"
+    )
+    group.add_argument(
+        "--context", default=default, help="kubeconfig context to use (default: the current one)"
+    )
+    group.add_argument(
+        "--catalogd-ca",
+        type=Path,
+        default=default,
+        metavar="FILE",
+        help="CA bundle trusted for catalogd's content URL (default: the system trust store)",
+    )
+    group.add_argument(
+        "--system-namespace",
+        default=argparse.SUPPRESS if nested else names.DEFAULT_SYSTEM_NAMESPACE,
+        metavar="NS",
+        help="namespace of catalogd's Service, for the API server proxy (default: "
+        + names.DEFAULT_SYSTEM_NAMESPACE
+        + ")",
+    )
+
+
+def _output_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o", "--output", choices=render.FORMATS, default="table", help="output format (default: table)"
+    )
+
+
+def _command(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_: str, example: str
+) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        name,
+        help=help_,
+        description=help_,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _global_flags(parser, nested=True)
+    return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser(prog: str = "olmctl") -> argparse.ArgumentParser:
+    """The whole command line; `args.command` names the command as a key of `COMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Manage OLM v1 catalogs and find packages in them.",
+        epilog="example:\n  olmctl --context dev catalog list\n\n"
+        "exit codes: 0 success, 1 failed, 2 usage error, 3 cluster unreachable",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _global_flags(parser, nested=False)
+    top = parser.add_subparsers(dest="group", metavar="COMMAND")
+
+    catalog = _command(top, "catalog", "add, update, remove and list ClusterCatalogs", "olmctl catalog list")
+    verbs = catalog.add_subparsers(dest="verb", metavar="VERB")
+    add = _command(
+        verbs,
+        "add",
+        "create a ClusterCatalog that serves a catalog image",
+        "olmctl catalog add demo registry.example/catalogs/demo:latest --poll-interval 10 --priority 5",
+    )
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("image", metavar="IMAGE", help="catalog image reference (tag or digest)")
+    update = _command(
+        verbs,
+        "update",
+        "change a ClusterCatalog's image, poll interval or priority",
+        "olmctl catalog update demo --priority 10",
+    )
+    update.add_argument("name", metavar="NAME")
+    update.add_argument("--image", help="new catalog image reference")
+    for sub in (add, update):
+        sub.add_argument(
+            "--poll-interval",
+            type=_positive,
+            metavar="MINUTES",
+            help="poll a tag for new digests every MINUTES",
+        )
+        sub.add_argument(
+            "--priority", type=int, metavar="N", help="preference among catalogs offering the same bundle"
+        )
+    remove = _command(verbs, "remove", "delete a ClusterCatalog", "olmctl catalog remove demo")
+    remove.add_argument("name", metavar="NAME")
+    listing = _command(
+        verbs,
+        "list",
+        "list ClusterCatalogs with their state and package counts",
+        "olmctl catalog list -o yaml",
+    )
+    _output_flag(listing)
+
+    found = _command(
+        top,
+        "search",
+        "find packages by name, display name, description or keyword in the serving catalogs",
+        "olmctl search green",
+    )
+    found.add_argument("text", metavar="TEXT")
+    found.add_argument("--catalog", metavar="NAME", help="search only this catalog")
+    _output_flag(found)
+
+    package = _command(
+        top, "package", "show what a catalog offers of one package", "olmctl package show kube-green"
+    )
+    package_verbs = package.add_subparsers(dest="verb", metavar="VERB")
+    show = _command(
+        package_verbs,
+        "show",
+        "channels, versions, deprecations, install modes and provided APIs of a package",
+        "olmctl package show kube-green --catalog demo",
+    )
+    versions = _command(
+        package_verbs,
+        "versions",
+        "the versions of one channel of a package, highest first",
+        "olmctl package versions kube-green --channel alpha",
+    )
+    versions.add_argument(
+        "--channel", metavar="C", help="channel to list (default: the package's default channel)"
+    )
+    for sub in (show, versions):
+        sub.add_argument("package", metavar="PKG")
+        sub.add_argument("--catalog", metavar="NAME", help="only this catalog")
+        _output_flag(sub)
+    return parser
+
+
+def _command_name(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """`group verb`, or a usage error when the command is incomplete."""
+    if args.group is None:
+        parser.error("a command is required")
+    if args.group == "search":
+        return "search"
+    if getattr(args, "verb", None) is None:
+        parser.error(f"{args.group}: a verb is required (see olmctl {args.group} --help)")
+    return f"{args.group} {args.verb}"
+
+
+async def _run(command: str, args: argparse.Namespace) -> int:
+    config = await load_config(kubeconfig=args.kubeconfig, context=args.context)
+    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
+        source = ContentSource(
+            requester=client.transport, ca_file=args.catalogd_ca, system_namespace=args.system_namespace
+        )
+        try:
+            return await COMMANDS[command](Session(client, source), args)
+        except (errors.TransportError, TimeoutError) as err:
+            raise _Unreachable(config.server, err) from err
+
+
+class _Unreachable(Exception):
+    def __init__(self, server: str, cause: Exception) -> None:
+        reason = str(cause) or type(cause).__name__
+        if startup.not_retried_because(cause) == startup.NOT_RETRIED_TLS:
+            reason += " (the server's certificate does not verify against the kubeconfig's CA)"
+        super().__init__(f"cannot reach the API server at {server}: {reason}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    prog = "kubectl olm" if Path(sys.argv[0]).name == "kubectl-olm" else "olmctl"
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)  # exits 2 on a usage error, 0 on --help
+    command = _command_name(parser, args)
+    if (
+        command == "catalog update"
+        and args.image is None
+        and args.poll_interval is None
+        and args.priority is None
+    ):
+        parser.error("catalog update: nothing to change; give --image, --poll-interval or --priority")
+    try:
+        return asyncio.run(_run(command, args))
+    except _Unreachable as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except (ConfigError, CredentialError) as err:
+        print(f"error: kubeconfig: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except CommandFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except CatalogClientError as err:
+        print(f"error: {err.message}", file=sys.stderr)
+        return EXIT_FAILED
+    except errors.APIError as err:
+        print(f"error: the API server answered {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":
