@@ -201,7 +201,7 @@ async def search(session: Session, args: argparse.Namespace) -> int:
     found = [s for s in _all_summaries(contents) if matches(s, args.text)]
     if not found and args.output == "table":
         print(f"No package matches {args.text!r} in the serving catalogs.", file=session.err)
-    elif found or args.output != "table":
+    else:
         text = render.table(
             ["CATALOG", "PACKAGE", "DEFAULT CHANNEL", "LATEST VERSION", "DISPLAY NAME"],
             [[s.catalog, s.package, s.default_channel, s.latest_version, s.display_name] for s in found],

@@ -28,6 +28,7 @@ from olm.operator_controller.catalogs import (
     CatalogNotServing,
     CatalogRef,
     CatalogUnreachable,
+    ClientOptions,
     MalformedCatalog,
     PackageContent,
     parse_lines,
@@ -40,10 +41,8 @@ __all__ = ["CATALOGD_SERVICE", "ContentSource", "parse_catalog", "proxy_path", "
 CATALOGD_SERVICE = "catalogd-service"
 """The Service in front of catalogd's content server, as `manifests/catalogd` names it."""
 
-# Sized like operator-controller's client: big catalogs are 100+ MB, a dead address should fail fast.
-_CONNECT_TIMEOUT = 10.0
-_READ_TIMEOUT = 60.0
-_TOTAL_TIMEOUT = 600.0
+_LIMITS = ClientOptions()
+"""operator-controller's client timeouts: big catalogs are 100+ MB, a dead address should fail fast."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,7 +102,7 @@ async def _direct(source: ContentSource, ref: CatalogRef) -> bytes:
     url = ref.base_url.rstrip("/") + "/api/v1/all"
     context = ssl.create_default_context(cafile=str(source.ca_file) if source.ca_file else None)
     timeout = aiohttp.ClientTimeout(
-        total=_TOTAL_TIMEOUT, sock_connect=_CONNECT_TIMEOUT, sock_read=_READ_TIMEOUT
+        total=_LIMITS.total_timeout, sock_connect=_LIMITS.connect_timeout, sock_read=_LIMITS.read_timeout
     )
     try:
         async with (
@@ -136,7 +135,7 @@ async def _proxied(source: ContentSource, ref: CatalogRef, direct_cause: str) ->
     path = proxy_path(source, ref)
     try:
         return await source.requester.request(
-            "GET", path, headers={"Accept": "application/jsonl, */*"}, timeout=_TOTAL_TIMEOUT
+            "GET", path, headers={"Accept": "application/jsonl, */*"}, timeout=_LIMITS.total_timeout
         )
     except errors.APIError as err:
         raise CatalogUnreachable(

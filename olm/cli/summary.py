@@ -16,7 +16,9 @@ from typing import Any
 import orjson
 
 from olm import fbc, semver
+from olm.api import conditions as api
 from olm.operator_controller.catalogs import PackageContent
+from olm_runtime import conditions
 
 __all__ = [
     "ChannelSummary",
@@ -253,12 +255,9 @@ def catalog_row(catalog: Mapping[str, Any], packages: int | None) -> dict[str, A
     spec = catalog.get("spec") or {}
     status = catalog.get("status") or {}
     image = (spec.get("source") or {}).get("image") or {}
-    serving = next(
-        (c.get("status") for c in status.get("conditions") or () if c.get("type") == "Serving"), "Unknown"
-    )
     return {
         "name": catalog.get("metadata", {}).get("name", ""),
-        "serving": serving == "True",
+        "serving": conditions.is_true(status.get("conditions") or (), api.TYPE_SERVING),
         "lastUnpacked": status.get("lastUnpacked") or "",
         "packages": packages,
         "image": image.get("ref", ""),

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import aiohttp
 import orjson
 
+from olm.api import conditions as api
 from olm.operator_controller.catalogs._content import PackageContent, parse_lines, wanted
 from olm.operator_controller.catalogs._errors import (
     CatalogClientError,
@@ -21,6 +22,7 @@ from olm.operator_controller.catalogs._errors import (
     CatalogUnreachable,
     MalformedCatalog,
 )
+from olm_runtime import conditions
 
 __all__ = ["CatalogClient", "CatalogRef", "ClientOptions", "Statistics"]
 
@@ -46,10 +48,7 @@ class CatalogRef:
         """
         name = str(catalog.get("metadata", {}).get("name", ""))
         status = catalog.get("status") or {}
-        serving = any(
-            c.get("type") == "Serving" and c.get("status") == "True" for c in status.get("conditions") or ()
-        )
-        if not serving:
+        if not conditions.is_true(status.get("conditions") or (), api.TYPE_SERVING):
             raise CatalogNotServing(name, "condition Serving is not True")
         base = (status.get("urls") or {}).get("base") or ""
         image = ((status.get("resolvedSource") or {}).get("image") or {}).get("ref") or ""

@@ -15,10 +15,11 @@ from typing import Any
 
 import structlog
 
+from olm.api import conditions as api
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.operator_controller.catalogs._client import CatalogClient, CatalogRef
 from olm.operator_controller.catalogs._errors import CatalogClientError, CatalogNotServing
-from olm_runtime import cache, controller
+from olm_runtime import cache, conditions, controller
 from olm_runtime.client import errors
 from olm_runtime.controller.event import GenericEvent
 
@@ -37,9 +38,7 @@ def _fingerprint(catalog: Mapping[str, Any]) -> tuple[Any, ...]:
     metadata = catalog.get("metadata") or {}
     spec = catalog.get("spec") or {}
     status = catalog.get("status") or {}
-    serving = any(
-        c.get("type") == "Serving" and c.get("status") == "True" for c in status.get("conditions") or ()
-    )
+    serving = conditions.is_true(status.get("conditions") or (), api.TYPE_SERVING)
     image = ((status.get("resolvedSource") or {}).get("image") or {}).get("ref")
     labels = tuple(sorted((metadata.get("labels") or {}).items()))
     return (serving, image, labels, spec.get("priority"), spec.get("availabilityMode"))
