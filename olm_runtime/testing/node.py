@@ -581,11 +581,7 @@ def cleanup(state_dir: Path, network: nodenet.NodeNetwork, *, keep_network: bool
     _kill_cgroup_tree(cgroup_parent)
     _unmount_below(state_dir)
     _delete_pod_netns(network)
-    # The CNI plugins cache each attachment's result as <network>-<sandbox id>-<interface>.
-    sandboxes = state_dir / "containerd" / "root" / "io.containerd.grpc.v1.cri" / "sandboxes"
-    for sandbox in sandboxes.iterdir() if sandboxes.is_dir() else ():
-        for cached in Path("/var/lib/cni/results").glob(f"*-{sandbox.name}-*"):
-            cached.unlink(missing_ok=True)
+    network.forget_attachments()
     _remove_cgroup_tree(cgroup_parent)
     for link in Path("/var/log/containers").glob("*.log") if Path("/var/log/containers").is_dir() else ():
         with contextlib.suppress(OSError):

@@ -122,8 +122,14 @@ class NodeNetwork:
             _run(["ip", "netns", "delete", self.netns], check=False)
         # The host end of the veth goes with its peer; the route goes with the host end.
         _run(["ip", "link", "delete", self.host_link], check=False)
+        self.forget_attachments()
+
+    def forget_attachments(self) -> None:
+        """Forget every Pod attached to this network: the addresses host-local leased and the
+        results the CNI plugins cached (`<network>-<sandbox id>-<interface>`; the network is named
+        after the namespace). Pods die without a CNI DEL, so a node restarted on a kept network
+        would otherwise leak their leases until the Pod range runs out."""
         shutil.rmtree(Path("/var/lib/cni/networks") / self.netns, ignore_errors=True)
-        # The CNI plugins cache each attachment's result by network name.
         for cached in Path("/var/lib/cni/results").glob(f"{self.netns}-*"):
             cached.unlink(missing_ok=True)
 

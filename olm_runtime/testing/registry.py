@@ -164,6 +164,5 @@ class Registry:
     def _reuse(self) -> bool:
         if self.running():
             return True
-        if self._load() is not None:
-            self.down()
+        self.down()
         return False
