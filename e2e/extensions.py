@@ -12,10 +12,8 @@ from typing import Any
 
 from olm.api import names
 from olm.api.kinds import CLUSTER_EXTENSION
-from olm_runtime.client import Client, GroupVersionKind, errors
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.testing.poll import eventually
-
-CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 
 
 def unique(prefix: str) -> str:
@@ -148,7 +146,9 @@ class Extensions:
         as tests do, would then hold up the extension's removal far beyond any timeout."""
         if len(name) > 63:
             return  # not a label value: the extension installed nothing
-        crds = await self.kube.list(CRD, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
+        crds = await self.kube.list(
+            kinds.CUSTOM_RESOURCE_DEFINITION, label_selector=f"{names.OWNER_NAME_LABEL}={name}"
+        )
         for crd in crds.items:
             spec = crd["spec"]
             storage = next(v["name"] for v in spec["versions"] if v.get("storage"))

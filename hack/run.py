@@ -126,9 +126,9 @@ async def _wait(client: Client, gvk: GroupVersionKind, name: str, condition: str
     )
 
 
-async def _serve_demo(client: Client, reference: str, *, label_by_hand: bool) -> dict[str, Any]:
+async def _serve_demo(client: Client, reference: str, *, processes: bool) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": DEMO_CATALOG}
-    if label_by_hand:
+    if processes:
         # In a cluster catalogd's webhook adds the name label; local processes register no webhook.
         metadata["labels"] = {names.METADATA_NAME_LABEL: DEMO_CATALOG}
     catalog = {
@@ -138,7 +138,7 @@ async def _serve_demo(client: Client, reference: str, *, label_by_hand: bool) ->
         "spec": {"source": {"type": "Image", "image": {"ref": reference, "pollIntervalMinutes": 5}}},
     }
     await client.apply(catalog, force=True)
-    hint = _logs_hint("catalogd", processes=label_by_hand)
+    hint = _logs_hint("catalogd", processes=processes)
     return await _wait(client, CLUSTER_CATALOG, DEMO_CATALOG, "Serving", hint)
 
 
@@ -164,15 +164,15 @@ def _print_status(extension: dict[str, Any]) -> None:
 
 
 async def _demo(
-    kubeconfig: Path, reference: str, *, label_by_hand: bool
+    kubeconfig: Path, reference: str, *, processes: bool
 ) -> tuple[dict[str, Any], dict[str, Any], float, float]:
     config = await load_config(kubeconfig=kubeconfig)
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
         started = time.monotonic()
-        catalog = await _serve_demo(client, reference, label_by_hand=label_by_hand)
+        catalog = await _serve_demo(client, reference, processes=processes)
         serving = time.monotonic() - started
         started = time.monotonic()
-        extension = await _install_demo(client, processes=label_by_hand)
+        extension = await _install_demo(client, processes=processes)
         return catalog, extension, serving, time.monotonic() - started
 
 
@@ -206,23 +206,23 @@ def _start_cluster(binaries: Path, *, processes: bool) -> tuple[ControlPlane, Re
         down()
     controlplane.state_dir().mkdir(parents=True, exist_ok=True)
     _mode_file().write_text(mode)
-    if processes:
-        plane = controlplane.make_control_plane(binaries, address="127.0.0.1")
-        print(f"control plane ready in {plane.up():.1f}s")
-        registry = controlplane.make_registry(plane)
-        print(f"registry ready in {registry.up():.1f}s")
-        return plane, registry, None
-    # Before anything starts: a missing package or binary is named, not met halfway through.
-    real_nodes.check_prerequisites(binaries)
-    network, previous = nodenet.allocate(controlplane.state_dir())
-    if previous is not None:
-        real_nodes.cleanup(previous / "node", network)
-    if not network.exists():
-        network.create()
-    plane = controlplane.make_control_plane(binaries, address=network.host_ip)
+    network: NodeNetwork | None = None
+    if not processes:
+        # Before anything starts: a missing package or binary is named, not met halfway through.
+        real_nodes.check_prerequisites(binaries)
+        network, previous = nodenet.allocate(controlplane.state_dir())
+        if previous is not None:
+            real_nodes.cleanup(previous / "node", network)
+        if not network.exists():
+            network.create()
+    plane = controlplane.make_control_plane(
+        binaries, address="127.0.0.1" if network is None else network.host_ip
+    )
     print(f"control plane ready in {plane.up():.1f}s")
     registry = controlplane.make_registry(plane)
     print(f"registry ready in {registry.up():.1f}s")
+    if network is None:
+        return plane, registry, None
     node = _make_node(plane, registry, network, binaries)
     print(f"real node {node.name} Ready in {node.up():.1f}s")
     return plane, registry, node
@@ -284,7 +284,7 @@ def up(*, processes: bool = False) -> int:
             pids["operator-controller"] = _start_operator_controller(plane.kubeconfig, plane.ca_file)
         _pids_file().write_text(json.dumps(pids))
     catalog, extension, serving, installing = asyncio.run(
-        _demo(plane.kubeconfig, published.ref, label_by_hand=processes)
+        _demo(plane.kubeconfig, published.ref, processes=processes)
     )
     base = catalog["status"]["urls"]["base"]
     print(f"ClusterCatalog {DEMO_CATALOG} Serving in {serving:.1f}s")

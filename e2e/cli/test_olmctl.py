@@ -15,9 +15,9 @@ import orjson
 import yaml
 
 from e2e.catalogd.conftest import Env, push_catalog, unique, write_catalog
+from e2e.clusterobjectset.conftest import absent as object_absent
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.cli.main import EXIT_FAILED, EXIT_OK
-from olm_runtime.client import errors
 from olm_runtime.testing.poll import eventually
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -257,14 +257,9 @@ async def test_olmctl_manages_catalogs_and_finds_their_packages(env: Env, tmp_pa
     removed = await olmctl("catalog", "remove", name)
     assert (removed.code, removed.out) == (EXIT_OK, f"clustercatalog/{name} deleted\n")
 
-    async def gone() -> bool:
-        try:
-            await env.kube.get(CLUSTER_CATALOG, name)
-        except errors.NotFound:
-            return True
-        return False
-
-    await eventually(gone, what=f"{name} to be finalized and deleted", timeout=30)
+    await eventually(
+        object_absent(env.kube, CLUSTER_CATALOG, name), what=f"{name} to be finalized and deleted", timeout=30
+    )
     for argv in (("catalog", "remove", name), ("catalog", "update", name, "--priority", "1")):
         again = await olmctl(*argv)
         assert (again.code, again.out, again.err) == (

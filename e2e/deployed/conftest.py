@@ -33,10 +33,10 @@ from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.installer import create_cluster_admin_account
 from olm.api import names
-from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
 from olm.catalogd import main as catalogd_main
 from olm.operator_controller import main as operator_controller_main
-from olm_runtime.client import Client, GroupVersionKind, kinds, load_config
+from olm_runtime.client import Client, kinds, load_config
 from olm_runtime.testing import node as real_nodes
 from olm_runtime.testing import nodenet
 from olm_runtime.testing.certmanager import CertManager
@@ -49,7 +49,6 @@ from olm_runtime.testing.registry import Registry
 # The suite's tests import these from here, beside the fixtures.
 __all__ = ["condition", "unique"]
 
-LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 SYSTEM_NAMESPACE = deploy.NAMESPACE
 CATALOGD = "catalogd-controller-manager"
 OPERATOR_CONTROLLER = "operator-controller-controller-manager"
@@ -152,7 +151,7 @@ class DeployedOLM:
         lease_name = (
             catalogd_main.LEASE_NAME if deployment == CATALOGD else operator_controller_main.LEASE_NAME
         )
-        lease = await self.kube.get(LEASE, lease_name, namespace=SYSTEM_NAMESPACE)
+        lease = await self.kube.get(kinds.LEASE, lease_name, namespace=SYSTEM_NAMESPACE)
         return str((lease.get("spec") or {}).get("holderIdentity") or "")
 
     async def container_id(self, pod_name: str) -> str:
@@ -286,15 +285,14 @@ class DemoExtensions(Extensions):
         await self.create(name, package, namespace, account, version=version, selector=selector)
 
     async def set_version(self, name: str, version: str) -> None:
-        patch = {"spec": {"source": {"catalog": {"version": version}}}}
-        await self.kube.patch(CLUSTER_EXTENSION, name, patch)
+        await self.patch_spec(name, {"source": {"catalog": {"version": version}}})
 
     async def wait_installed(self, name: str, version: str, *, timeout: float = 240) -> dict[str, Any]:
         found: dict[str, Any] = {}
 
         async def installed() -> bool:
             nonlocal found
-            found = dict(await self.kube.get(CLUSTER_EXTENSION, name))
+            found = await self.get(name)
             bundle = ((found.get("status") or {}).get("install") or {}).get("bundle") or {}
             return condition(found, "Installed").get("status") == "True" and bundle.get("version") == version
 
@@ -314,7 +312,7 @@ class DemoExtensions(Extensions):
 
         async def active() -> bool:
             nonlocal found
-            extension = await self.kube.get(CLUSTER_EXTENSION, name)
+            extension = await self.get(name)
             found = [r["name"] for r in (extension.get("status") or {}).get("activeRevisions") or []]
             return found == expected
 

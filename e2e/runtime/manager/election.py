@@ -17,9 +17,13 @@ RENEW_DEADLINE = 4.0
 RETRY_PERIOD = 0.5
 
 
-def leader_election(lease: str, namespace: str, *, identity: str | None = None) -> LeaderElectionOptions:
-    """The Lease `lease` in `namespace`, with the short timings above."""
-    return LeaderElectionOptions(
+def electing_manager(
+    client: Client, lease: str, namespace: str, *, identity: str | None = None, **options: Any
+) -> Manager:
+    """A manager that contends for the Lease `lease` in `namespace` with the short timings above;
+    metrics on a free port unless `options` say otherwise."""
+    settings: dict[str, Any] = {"metrics_bind_address": "0", **options}
+    election = LeaderElectionOptions(
         lease_name=lease,
         namespace=namespace,
         identity=identity,
@@ -27,14 +31,6 @@ def leader_election(lease: str, namespace: str, *, identity: str | None = None) 
         renew_deadline=RENEW_DEADLINE,
         retry_period=RETRY_PERIOD,
     )
-
-
-def electing_manager(
-    client: Client, lease: str, namespace: str, *, identity: str | None = None, **options: Any
-) -> Manager:
-    """A manager that contends for `lease`; metrics on a free port unless `options` say otherwise."""
-    settings: dict[str, Any] = {"metrics_bind_address": "0", **options}
-    election = leader_election(lease, namespace, identity=identity)
     return Manager(client, options=ManagerOptions(leader_election=election, **settings))
 
 

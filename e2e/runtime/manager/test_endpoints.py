@@ -10,10 +10,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from olm_runtime import workqueue
 from olm_runtime.client import Client
-from olm_runtime.manager import LeaderElectionOptions, Manager, ManagerOptions
+from olm_runtime.manager import Manager
 from olm_runtime.testing.process import free_ports
 
 from .conftest import http_get, wait_ready
+from .election import electing_manager
 
 
 def samples(text: str) -> dict[str, dict[frozenset[tuple[str, str]], float]]:
@@ -30,15 +31,12 @@ async def test_probes_and_metrics_report_a_leading_synced_manager(
 ) -> None:
     lease = f"endpoints-{uuid.uuid4().hex[:8]}"
     metrics_port, probe_port = free_ports(2)
-    manager = Manager(
+    manager = electing_manager(
         client,
-        options=ManagerOptions(
-            leader_election=LeaderElectionOptions(
-                lease_name=lease, namespace=namespace, lease_duration=6, renew_deadline=4, retry_period=0.5
-            ),
-            metrics_bind_address=f"127.0.0.1:{metrics_port}",
-            health_probe_bind_address=f"127.0.0.1:{probe_port}",
-        ),
+        lease,
+        namespace,
+        metrics_bind_address=f"127.0.0.1:{metrics_port}",
+        health_probe_bind_address=f"127.0.0.1:{probe_port}",
     )
     queue: workqueue.Queue[str] = workqueue.Queue(name=f"e2e-{lease}")
     queue.add("item")
