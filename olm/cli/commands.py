@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -17,7 +17,7 @@ from olm.cli.summary import PackageSummary, VersionRow, catalog_row, matches, su
 from olm.operator_controller.catalogs import CatalogClientError, CatalogRef, PackageContent
 from olm_runtime.client import Client, errors
 
-__all__ = ["COMMANDS", "CommandFailed", "Session"]
+__all__ = ["COMMANDS", "Command", "CommandFailed", "Session"]
 
 
 class CommandFailed(Exception):
@@ -32,6 +32,10 @@ class Session:
     source: ContentSource
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
+
+
+Command = Callable[[Session, argparse.Namespace], Awaitable[int]]
+"""A command's handler: writes its output to the session's streams and returns the exit code."""
 
 
 # --- ClusterCatalog objects -----------------------------------------------------------------------
@@ -257,7 +261,7 @@ async def package_versions(session: Session, args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {
+COMMANDS: dict[str, Command] = {
     "catalog add": catalog_add,
     "catalog update": catalog_update,
     "catalog remove": catalog_remove,

@@ -32,14 +32,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from olm import startup
-from olm.api import names
-from olm.cli import render
-from olm.cli.commands import COMMANDS, CommandFailed, Session
+from olm.cli import commands, explain, graph, install, rbac
+from olm.cli.commands import Command, CommandFailed, Session
 from olm.cli.content import ContentSource
+from olm.cli.parsing import command_parser, global_flags, output_flag, positive
 from olm.operator_controller.catalogs import CatalogClientError
 from olm_runtime.client import Client, ConfigError, CredentialError, errors, load_config
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -48,139 +48,101 @@ EXIT_UNREACHABLE = 3
 
 FIELD_MANAGER = "olmctl"
 
+# Top-level commands that live in modules of their own (each adds its parsers and its handlers).
+_EXTENSION_COMMANDS = (install, rbac, explain)
 
-def _global_flags(parser: argparse.ArgumentParser, *, nested: bool) -> None:
-    """The flags every command accepts, before or after the command as with kubectl.
-
-    On subcommands the defaults are suppressed so that a flag given before the command is not
-    overwritten by the subcommand's default."""
-    default = argparse.SUPPRESS if nested else None
-    group = parser.add_argument_group("cluster")
-    group.add_argument(
-        "--kubeconfig", default=default, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"
-    )
-    group.add_argument(
-        "--context", default=default, help="kubeconfig context to use (default: the current one)"
-    )
-    group.add_argument(
-        "--catalogd-ca",
-        type=Path,
-        default=default,
-        metavar="FILE",
-        help="CA bundle trusted for catalogd's content URL (default: the system trust store)",
-    )
-    group.add_argument(
-        "--system-namespace",
-        default=argparse.SUPPRESS if nested else names.DEFAULT_SYSTEM_NAMESPACE,
-        metavar="NS",
-        help="namespace of catalogd's Service, for the API server proxy (default: "
-        + names.DEFAULT_SYSTEM_NAMESPACE
-        + ")",
-    )
-
-
-def _output_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-o", "--output", choices=render.FORMATS, default="table", help="output format (default: table)"
-    )
-
-
-def _command(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_: str, example: str
-) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        name,
-        help=help_,
-        description=help_,
-        epilog=f"example:\n  {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    _global_flags(parser, nested=True)
-    return parser
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+COMMANDS: dict[str, Command] = {
+    **commands.COMMANDS,
+    **graph.COMMANDS,
+    **{name: handler for module in _EXTENSION_COMMANDS for name, handler in module.COMMANDS.items()},
+}
 
 
 def build_parser(prog: str = "olmctl") -> argparse.ArgumentParser:
     """The whole command line; `args.command` names the command as a key of `COMMANDS`."""
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Manage OLM v1 catalogs and find packages in them.",
+        description="Find, install, permit and explain OLM v1 extensions and their catalogs.",
         epilog="example:\n  olmctl --context dev catalog list\n\n"
         "exit codes: 0 success, 1 failed, 2 usage error, 3 cluster unreachable",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _global_flags(parser, nested=False)
+    global_flags(parser, nested=False)
     top = parser.add_subparsers(dest="group", metavar="COMMAND")
 
-    catalog = _command(top, "catalog", "add, update, remove and list ClusterCatalogs", "olmctl catalog list")
+    catalog = command_parser(
+        top, "catalog", "add, update, remove and list ClusterCatalogs", "olmctl catalog list"
+    )
     verbs = catalog.add_subparsers(dest="verb", metavar="VERB")
-    add = _command(
+    add = command_parser(
         verbs,
         "add",
         "create a ClusterCatalog that serves a catalog image",
         "olmctl catalog add demo registry.example/catalogs/demo:latest --poll-interval 10 --priority 5",
+        command="catalog add",
     )
     add.add_argument("name", metavar="NAME")
     add.add_argument("image", metavar="IMAGE", help="catalog image reference (tag or digest)")
-    update = _command(
+    update = command_parser(
         verbs,
         "update",
         "change a ClusterCatalog's image, poll interval or priority",
         "olmctl catalog update demo --priority 10",
+        command="catalog update",
     )
     update.add_argument("name", metavar="NAME")
     update.add_argument("--image", help="new catalog image reference")
     for sub in (add, update):
         sub.add_argument(
             "--poll-interval",
-            type=_positive,
+            type=positive,
             metavar="MINUTES",
             help="poll a tag for new digests every MINUTES",
         )
         sub.add_argument(
             "--priority", type=int, metavar="N", help="preference among catalogs offering the same bundle"
         )
-    remove = _command(verbs, "remove", "delete a ClusterCatalog", "olmctl catalog remove demo")
+    remove = command_parser(
+        verbs, "remove", "delete a ClusterCatalog", "olmctl catalog remove demo", command="catalog remove"
+    )
     remove.add_argument("name", metavar="NAME")
-    listing = _command(
+    listing = command_parser(
         verbs,
         "list",
         "list ClusterCatalogs with their state and package counts",
         "olmctl catalog list -o yaml",
+        command="catalog list",
     )
-    _output_flag(listing)
+    output_flag(listing)
 
-    found = _command(
+    found = command_parser(
         top,
         "search",
         "find packages by name, display name, description or keyword in the serving catalogs",
         "olmctl search green",
+        command="search",
     )
     found.add_argument("text", metavar="TEXT")
     found.add_argument("--catalog", metavar="NAME", help="search only this catalog")
-    _output_flag(found)
+    output_flag(found)
 
-    package = _command(
+    package = command_parser(
         top, "package", "show what a catalog offers of one package", "olmctl package show kube-green"
     )
     package_verbs = package.add_subparsers(dest="verb", metavar="VERB")
-    show = _command(
+    show = command_parser(
         package_verbs,
         "show",
         "channels, versions, deprecations, install modes and provided APIs of a package",
         "olmctl package show kube-green --catalog demo",
+        command="package show",
     )
-    versions = _command(
+    versions = command_parser(
         package_verbs,
         "versions",
         "the versions of one channel of a package, highest first",
         "olmctl package versions kube-green --channel alpha",
+        command="package versions",
     )
     versions.add_argument(
         "--channel", metavar="C", help="channel to list (default: the package's default channel)"
@@ -188,19 +150,21 @@ def build_parser(prog: str = "olmctl") -> argparse.ArgumentParser:
     for sub in (show, versions):
         sub.add_argument("package", metavar="PKG")
         sub.add_argument("--catalog", metavar="NAME", help="only this catalog")
-        _output_flag(sub)
+        output_flag(sub)
+    graph.add_commands(package_verbs)
+    for module in _EXTENSION_COMMANDS:
+        module.add_commands(top)
     return parser
 
 
 def _command_name(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
-    """`group verb`, or a usage error when the command is incomplete."""
+    """The key of `COMMANDS` the arguments name, or a usage error when the command is incomplete."""
     if args.group is None:
         parser.error("a command is required")
-    if args.group == "search":
-        return "search"
-    if getattr(args, "verb", None) is None:
+    command = getattr(args, "command", None)
+    if command is None:
         parser.error(f"{args.group}: a verb is required (see olmctl {args.group} --help)")
-    return f"{args.group} {args.verb}"
+    return str(command)
 
 
 async def _run(command: str, args: argparse.Namespace) -> int:

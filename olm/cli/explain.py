@@ -1,0 +1,16 @@
+"""`olmctl status`: what an extension is, what it waits for, and what to do next."""
+
+from __future__ import annotations
+
+import argparse
+
+from olm.cli.commands import Command
+from olm.cli.parsing import Subparsers
+
+__all__ = ["COMMANDS", "add_commands"]
+
+COMMANDS: dict[str, Command] = {}
+
+
+def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
+    """Add this module's parsers (each with `command=` naming a key of `COMMANDS`)."""
