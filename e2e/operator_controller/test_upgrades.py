@@ -7,6 +7,7 @@ Where a real graph decides, the expected bundle is computed from the published c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -224,6 +225,19 @@ async def test_non_successor_is_refused_until_self_certified(
         reason="Retrying",
         message_contains='error upgrading from currently installed version "1.0.0": '
         'no bundles found for package "test" matching version "1.2.0"',
+    )
+    # Other tests' catalogs in the session are counted as not selected; how many depends on them.
+    assert re.fullmatch(
+        re.escape(
+            'error upgrading from currently installed version "1.0.0": '
+            'no bundles found for package "test" matching version "1.2.0"; '
+            f"catalogs: {fixture_catalog.name} (no successor of 1.0.0 in range, highest successor 1.0.1)"
+        )
+        + r"(; \d+ not selected by spec\.source\.catalog\.selector)?"
+        + re.escape(
+            "; request a successor version, or set upgradeConstraintPolicy: SelfCertified to skip the graph"
+        ),
+        condition(found, "Progressing")["message"],
     )
     assert install_bundle(found) == {"name": "test-operator.1.0.0", "version": "1.0.0"}
     assert condition(found, "Installed")["status"] == "True"

@@ -17,7 +17,7 @@ from olm.cli.summary import PackageSummary, VersionRow, catalog_row, matches, su
 from olm.operator_controller.catalogs import CatalogClientError, CatalogRef, PackageContent
 from olm_runtime.client import Client, errors
 
-__all__ = ["COMMANDS", "Command", "CommandFailed", "Session"]
+__all__ = ["COMMANDS", "Command", "CommandFailed", "Session", "find_package"]
 
 
 class CommandFailed(Exception):
@@ -214,7 +214,11 @@ async def search(session: Session, args: argparse.Namespace) -> int:
     return 1 if contents.failed else 0
 
 
-async def _package(session: Session, package: str, catalog: str | None) -> list[tuple[str, PackageContent]]:
+async def find_package(
+    session: Session, package: str, catalog: str | None
+) -> list[tuple[str, PackageContent]]:
+    """The package's content in each serving catalog holding it (or in `catalog`), by catalog name;
+    raises `CommandFailed` naming the catalogs considered when none holds it."""
     contents = await _read(session, await _catalogs(session, catalog))
     _warn_failed(session, contents)
     found = [
@@ -234,7 +238,7 @@ async def _package(session: Session, package: str, catalog: str | None) -> list[
 
 async def package_show(session: Session, args: argparse.Namespace) -> int:
     summaries = [
-        summarize(name, content) for name, content in await _package(session, args.package, args.catalog)
+        summarize(name, content) for name, content in await find_package(session, args.package, args.catalog)
     ]
     text = "\n".join(render.package_text(s) for s in summaries)
     _emit(session, args.output, [s.to_dict() for s in summaries], text)
@@ -244,7 +248,7 @@ async def package_show(session: Session, args: argparse.Namespace) -> int:
 async def package_versions(session: Session, args: argparse.Namespace) -> int:
     rows: list[tuple[str, VersionRow]] = []
     missing: list[str] = []
-    for name, content in await _package(session, args.package, args.catalog):
+    for name, content in await find_package(session, args.package, args.catalog):
         channel = args.channel or (content.package.default_channel if content.package else "")
         found = versions_of(content, channel)
         if found is None:

@@ -1,16 +1,80 @@
-"""`olmctl package graph`: the upgrade graph of a package as SVG or Graphviz dot."""
+"""`olmctl package graph`: the upgrade graph of a package as SVG or Graphviz dot.
+
+The content is read exactly as `package show` reads it (every serving catalog, or `--catalog`); the
+graph model is `olm.cli.upgradegraph`, drawn by `olm.cli.graphsvg` or `olm.cli.graphdot`. With
+`--extension NAME` the ClusterExtension's installed bundle (`status.install.bundle.name`) is marked.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from olm.cli.commands import Command
-from olm.cli.parsing import Subparsers
+from olm.api.kinds import CLUSTER_EXTENSION
+from olm.cli import graphdot, graphsvg, upgradegraph
+from olm.cli.commands import Command, CommandFailed, Session, find_package
+from olm.cli.parsing import Subparsers, command_parser, output_flag
+from olm_runtime.client import errors
 
-__all__ = ["COMMANDS", "add_commands"]
+__all__ = ["COMMANDS", "FORMATS", "add_commands"]
 
-COMMANDS: dict[str, Command] = {}
+FORMATS = ("svg", "dot")
 
 
 def add_commands(package_verbs: Subparsers[argparse.ArgumentParser]) -> None:
     """Add this module's parsers (each with `command=` naming a key of `COMMANDS`)."""
+    graph = command_parser(
+        package_verbs,
+        "graph",
+        "draw the upgrade graph of a package (replaces, skips, skipRange; deprecations; the installed "
+        "bundle) as SVG or Graphviz dot",
+        "olmctl package graph infinispan --channel stable --extension infinispan > infinispan.svg",
+        command="package graph",
+    )
+    graph.add_argument("package", metavar="PKG")
+    graph.add_argument("--channel", metavar="C", help="draw only this channel (default: every channel)")
+    graph.add_argument("--catalog", metavar="NAME", help="only this catalog (needed when several hold PKG)")
+    graph.add_argument(
+        "--extension", metavar="NAME", help="mark the bundle this ClusterExtension has installed"
+    )
+    output_flag(graph, FORMATS)
+
+
+async def package_graph(session: Session, args: argparse.Namespace) -> int:
+    installed = await _installed(session, args.extension, args.package) if args.extension else ""
+    found = await find_package(session, args.package, args.catalog)
+    if len(found) > 1:
+        names = ", ".join(name for name, _ in found)
+        raise CommandFailed(
+            f"package {args.package!r} is in several catalogs ({names}); choose one with --catalog"
+        )
+    [(catalog, content)] = found
+    try:
+        graph = upgradegraph.build(content, catalog, channel=args.channel, installed=installed)
+    except upgradegraph.NoSuchChannel as err:
+        raise CommandFailed(str(err)) from None
+    if installed and graph.node(installed) is None:
+        where = f"channel {args.channel!r}" if args.channel else f"catalog {catalog!r}"
+        print(f"warning: the installed bundle {installed!r} is not in {where}", file=session.err)
+    session.out.write(graphsvg.render(graph) if args.output == "svg" else graphdot.render(graph))
+    return 0
+
+
+async def _installed(session: Session, name: str, package: str) -> str:
+    """The bundle ClusterExtension `name` has installed; empty (with a warning) when none yet."""
+    try:
+        extension: dict[str, Any] = dict(await session.client.get(CLUSTER_EXTENSION, name))
+    except errors.NotFound:
+        raise CommandFailed(f'clusterextension "{name}" not found') from None
+    wanted = ((extension.get("spec") or {}).get("source") or {}).get("catalog", {}).get("packageName", "")
+    if wanted and wanted != package:
+        raise CommandFailed(f"clusterextension {name!r} installs package {wanted!r}, not {package!r}")
+    bundle = str(
+        (((extension.get("status") or {}).get("install") or {}).get("bundle") or {}).get("name") or ""
+    )
+    if not bundle:
+        print(f"warning: clusterextension {name!r} has no bundle installed yet", file=session.err)
+    return bundle
+
+
+COMMANDS: dict[str, Command] = {"package graph": package_graph}

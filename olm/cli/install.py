@@ -1,16 +1,518 @@
-"""`olmctl install`, `uninstall`, `list` and `upgrade`: preview, create, remove and list ClusterExtensions."""
+"""`olmctl install`, `uninstall`, `list` and `upgrade`: preview, create, remove and list ClusterExtensions.
+
+    olmctl install kube-green --namespace kube-green --service-account installer --dry-run
+    olmctl install kube-green --namespace kube-green --service-account installer --create-service-account
+    olmctl list
+    olmctl upgrade kube-green --version 0.7.0 --dry-run
+    olmctl uninstall kube-green
+
+`install` and `upgrade` first show what operator-controller would do (`olm.cli.plan`: the resolved
+bundle, the install mode, the objects) and run its two preflights against the live cluster
+(`olm.cli.checks`). A failed preflight stops them before anything is written: operator-controller
+would refuse the same content. Then they write the ClusterExtension and wait (`olm.cli.progress`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from typing import Any
 
-from olm.cli.commands import Command
-from olm.cli.parsing import Subparsers
+from olm.api import names
+from olm.api.clusterextension import UpgradeConstraintPolicy
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
+from olm.cli import preview, render
+from olm.cli.checks import CRDSafety, Permissions, check_crd_safety, check_permissions
+from olm.cli.commands import Command, CommandFailed, Session
+from olm.cli.leastprivilege import installer_rbac
+from olm.cli.parsing import Subparsers, command_parser, output_flag, positive
+from olm.cli.plan import Plan, ResolutionFailed, add_pull_flags, plan_install, pull_options
+from olm.cli.progress import Display, Outcome, installed_outcome, poll_until
+from olm.cli.upgradepath import UpgradePath, upgrade_path
+from olm.operator_controller.resolve import Installed
+from olm_runtime.client import errors, kinds
 
-__all__ = ["COMMANDS", "add_commands"]
+__all__ = ["COMMANDS", "add_commands", "blockers", "extension_object", "label_selector"]
 
-COMMANDS: dict[str, Command] = {}
+DEFAULT_TIMEOUT = 300
+GRANT_PROPAGATION_SECONDS = 10
+
+
+def label_selector(text: str) -> tuple[str, str]:
+    """`key=value` of `--catalog-selector` (a usage error otherwise)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def extension_object(
+    name: str,
+    package: str,
+    *,
+    namespace: str,
+    service_account: str,
+    version: str | None,
+    channels: Sequence[str],
+    selector: dict[str, Any] | None,
+    config: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The ClusterExtension `install` creates."""
+    catalog: dict[str, Any] = {"packageName": package}
+    if version:
+        catalog["version"] = version
+    if channels:
+        catalog["channels"] = list(channels)
+    if selector:
+        catalog["selector"] = selector
+    spec: dict[str, Any] = {
+        "namespace": namespace,
+        "serviceAccount": {"name": service_account},
+        "source": {"sourceType": "Catalog", "catalog": catalog},
+    }
+    if config:
+        spec["config"] = {"configType": "Inline", "inline": config}
+    return {
+        "apiVersion": CLUSTER_EXTENSION.api_version,
+        "kind": CLUSTER_EXTENSION.kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def blockers(
+    crd_safety: CRDSafety, permissions: Permissions | None, path: UpgradePath | None = None
+) -> list[str]:
+    """Why operator-controller would refuse the previewed rollout, one short phrase each."""
+    found = []
+    if path is not None and path.needs_self_certified:
+        found.append("the target is not a direct successor (pass --self-certified to allow it)")
+    if crd_safety.problems:
+        found.append(f"CRD upgrade safety fails for {len(crd_safety.problems)} CRD(s)")
+    if permissions is not None and not permissions.exists:
+        found.append(
+            f"ServiceAccount {permissions.namespace}/{permissions.service_account} does not exist"
+            " (create it, or pass --create-service-account)"
+        )
+    if permissions is not None and permissions.missing:
+        found.append(
+            f"ServiceAccount {permissions.namespace}/{permissions.service_account} lacks "
+            f"{len(permissions.missing)} permission(s) (see `olmctl rbac`)"
+        )
+    return found
+
+
+def _selector(args: argparse.Namespace) -> dict[str, Any] | None:
+    labels = dict(args.catalog_selector or ())
+    if args.catalog:
+        labels[names.METADATA_NAME_LABEL] = args.catalog
+    return {"matchLabels": labels} if labels else None
+
+
+async def _require_catalog(session: Session, name: str | None) -> None:
+    if name is None:
+        return
+    try:
+        await session.client.get(CLUSTER_CATALOG, name)
+    except errors.NotFound:
+        raise CommandFailed(f'clustercatalog "{name}" not found') from None
+
+
+async def _get_extension(session: Session, name: str) -> dict[str, Any]:
+    try:
+        return dict(await session.client.get(CLUSTER_EXTENSION, name))
+    except errors.NotFound:
+        raise CommandFailed(f'clusterextension "{name}" not found') from None
+
+
+async def _create_service_account(
+    session: Session, namespace: str, account: str, rbac: list[dict[str, Any]]
+) -> None:
+    """The namespace (when missing), the ServiceAccount and its least-privilege RBAC, applied."""
+    client = session.client
+    await client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    await client.apply(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace}}
+    )
+    for obj in rbac:
+        await client.apply(obj, force=True)
+        where = obj["metadata"].get("namespace")
+        shown = f"{obj['kind'].lower()}/{obj['metadata']['name']}" + (f" -n {where}" if where else "")
+        print(f"{shown} applied", file=session.err)
+
+
+async def _installer_permissions(
+    session: Session, namespace: str, account: str, objects: list[dict[str, Any]], *, just_granted: bool
+) -> Permissions:
+    """The permission preflight; right after RBAC was applied, asked again for a few seconds while
+    it reports missing permissions, because the API server's authorizer sees new bindings from its
+    own cache, a moment later."""
+    result = await check_permissions(
+        session.client, namespace=namespace, service_account=account, objects=objects
+    )
+    for _ in range(GRANT_PROPAGATION_SECONDS if just_granted else 0):
+        if result.ok:
+            break
+        await asyncio.sleep(1)
+        result = await check_permissions(
+            session.client, namespace=namespace, service_account=account, objects=objects
+        )
+    return result
+
+
+async def _wait_installed(session: Session, name: str, version: str | None, timeout: int) -> dict[str, Any]:
+    display = Display.for_stream(session.err)
+
+    async def read() -> dict[str, Any] | None:
+        try:
+            return dict(await session.client.get(CLUSTER_EXTENSION, name))
+        except errors.NotFound:
+            return None
+
+    def judge(obj: dict[str, Any] | None) -> Outcome:
+        return installed_outcome(obj, version)
+
+    found: dict[str, Any] = await poll_until(
+        read,
+        judge,
+        observe=display.show,
+        display=display,
+        timeout=timeout,
+        what=f"clusterextension {name} to install {version or 'its bundle'}",
+    )
+    return found
+
+
+def _emit_status(session: Session, output: str, obj: dict[str, Any], data: dict[str, Any] | None) -> None:
+    row = preview.extension_row(obj)
+    if output == "table":
+        session.out.write(preview.extension_rows_table([row]))
+    else:
+        session.out.write(render.dump({**(data or {}), "extension": row}, output))
+
+
+async def install(session: Session, args: argparse.Namespace) -> int:
+    name = args.name or args.package
+    try:
+        await session.client.get(CLUSTER_EXTENSION, name)
+        raise CommandFailed(f'clusterextension "{name}" already exists; see `olmctl upgrade`')
+    except errors.NotFound:
+        pass
+    await _require_catalog(session, args.catalog)
+    selector = _selector(args)
+    config = {"watchNamespace": args.watch_namespace} if args.watch_namespace else None
+    plan = await plan_install(
+        session,
+        package=args.package,
+        namespace=args.namespace,
+        version=args.version,
+        channels=args.channel or (),
+        catalog_selector=selector,
+        config=config,
+        extension_name=name,
+        pull=pull_options(args),
+    )
+    crd_safety = await check_crd_safety(session.client, plan.objects)
+    rbac = (
+        installer_rbac(
+            plan.objects, extension_name=name, namespace=args.namespace, service_account=args.service_account
+        )
+        if args.create_service_account
+        else []
+    )
+    permissions: Permissions | None = None
+    note = ""
+    if args.create_service_account and args.dry_run:
+        note = (
+            f"ServiceAccount {args.namespace}/{args.service_account} would be created with the "
+            f"least-privilege RBAC of `olmctl rbac` ({len(rbac)} objects)"
+        )
+    else:
+        if args.create_service_account and not crd_safety.problems:
+            await _create_service_account(session, args.namespace, args.service_account, rbac)
+        permissions = await _installer_permissions(
+            session, args.namespace, args.service_account, plan.objects, just_granted=bool(rbac)
+        )
+    data = preview.plan_data(plan, crd_safety=crd_safety, permissions=permissions)
+    if args.output == "table":
+        session.out.write(
+            preview.plan_text(plan, crd_safety=crd_safety, permissions=permissions, permissions_note=note)
+        )
+    found = blockers(crd_safety, permissions)
+    if args.dry_run:
+        if args.output != "table":
+            session.out.write(render.dump(data, args.output))
+        if found:
+            raise CommandFailed("preflight failed: " + "; ".join(found))
+        return 0
+    if found:
+        raise CommandFailed("preflight failed, no ClusterExtension was created: " + "; ".join(found))
+    obj = extension_object(
+        name,
+        args.package,
+        namespace=args.namespace,
+        service_account=args.service_account,
+        version=args.version,
+        channels=args.channel or (),
+        selector=selector,
+        config=config,
+    )
+    try:
+        await session.client.create(obj)
+    except errors.AlreadyExists:
+        raise CommandFailed(f'clusterextension "{name}" already exists; see `olmctl upgrade`') from None
+    print(f"clusterextension/{name} created; waiting for it to be installed", file=session.err)
+    installed = await _wait_installed(session, name, None, args.timeout)
+    _emit_status(session, args.output, installed, data)
+    return 0
+
+
+def _installed(obj: dict[str, Any]) -> Installed:
+    bundle = ((obj.get("status") or {}).get("install") or {}).get("bundle") or {}
+    if not bundle.get("name") or not bundle.get("version"):
+        raise CommandFailed(f'clusterextension "{obj["metadata"]["name"]}" has no bundle installed yet')
+    return Installed(name=str(bundle["name"]), version=str(bundle["version"]))
+
+
+async def upgrade(session: Session, args: argparse.Namespace) -> int:
+    obj = await _get_extension(session, args.name)
+    installed = _installed(obj)
+    spec = obj["spec"]
+    catalog = spec["source"]["catalog"]
+    channels = args.channel or catalog.get("channels") or ()
+    version = args.version if args.version is not None else catalog.get("version")
+    policy = (
+        UpgradeConstraintPolicy.SELF_CERTIFIED
+        if args.self_certified
+        else catalog.get("upgradeConstraintPolicy", UpgradeConstraintPolicy.CATALOG_PROVIDED)
+    )
+    config = (spec.get("config") or {}).get("inline")
+
+    async def plan_with(chosen_policy: str) -> Plan:
+        return await plan_install(
+            session,
+            package=catalog["packageName"],
+            namespace=spec["namespace"],
+            version=version,
+            channels=channels,
+            catalog_selector=catalog.get("selector"),
+            config=config,
+            installed=installed,
+            extension_name=args.name,
+            upgrade_constraint_policy=chosen_policy,
+            pull=pull_options(args),
+        )
+
+    try:
+        plan = await plan_with(policy)
+    except ResolutionFailed:
+        if policy == UpgradeConstraintPolicy.SELF_CERTIFIED:
+            raise
+        # Find what the user asked for regardless of upgrade edges, to say why it is not allowed.
+        plan = await plan_with(UpgradeConstraintPolicy.SELF_CERTIFIED)
+    path = upgrade_path(
+        plan.package_content,
+        plan.bundle.catalog,
+        installed,
+        target=plan.bundle.name,
+        target_version=plan.bundle.version,
+        channels=channels,
+    )
+    # SelfCertified lifts the successor rule; the path is still shown.
+    path_blocks = None if policy == UpgradeConstraintPolicy.SELF_CERTIFIED else path
+    crd_safety = await check_crd_safety(session.client, plan.objects)
+    permissions = await check_permissions(
+        session.client,
+        namespace=spec["namespace"],
+        service_account=spec["serviceAccount"]["name"],
+        objects=plan.objects,
+    )
+    data = preview.plan_data(plan, crd_safety=crd_safety, permissions=permissions, path=path)
+    if args.output == "table":
+        session.out.write(
+            preview.plan_text(
+                plan, crd_safety=crd_safety, permissions=permissions, path=path, channels=channels
+            )
+        )
+    found = blockers(crd_safety, permissions, path_blocks)
+    if args.dry_run or path.target == installed.name:
+        if args.output != "table":
+            session.out.write(render.dump(data, args.output))
+        if found:
+            raise CommandFailed("the upgrade would not proceed: " + "; ".join(found))
+        return 0
+    if found:
+        raise CommandFailed("the upgrade would not proceed, nothing was changed: " + "; ".join(found))
+    patch: dict[str, Any] = {}
+    if args.version is not None:
+        patch["version"] = args.version
+    if args.channel:
+        patch["channels"] = list(args.channel)
+    if args.self_certified:
+        patch["upgradeConstraintPolicy"] = str(UpgradeConstraintPolicy.SELF_CERTIFIED)
+    if patch:
+        await session.client.patch(CLUSTER_EXTENSION, args.name, {"spec": {"source": {"catalog": patch}}})
+        print(f"clusterextension/{args.name} patched; waiting for {plan.bundle.version}", file=session.err)
+    upgraded = await _wait_installed(session, args.name, plan.bundle.version, args.timeout)
+    _emit_status(session, args.output, upgraded, data)
+    return 0
+
+
+async def list_extensions(session: Session, args: argparse.Namespace) -> int:
+    found = await session.client.list(CLUSTER_EXTENSION)
+    rows = sorted((preview.extension_row(o) for o in found.items), key=lambda r: str(r["name"]))
+    if args.output != "table":
+        session.out.write(render.dump(rows, args.output))
+    elif not rows:
+        print("No ClusterExtensions found.", file=session.err)
+    else:
+        session.out.write(preview.extension_rows_table(rows))
+    return 0
+
+
+async def uninstall(session: Session, args: argparse.Namespace) -> int:
+    name = args.name
+    try:
+        await session.client.delete(CLUSTER_EXTENSION, name)
+    except errors.NotFound:
+        raise CommandFailed(f'clusterextension "{name}" not found') from None
+    print(f"clusterextension/{name} deleting; waiting until its content is gone", file=session.err)
+    owned = f"{names.OWNER_KIND_LABEL}={names.CLUSTER_EXTENSION},{names.OWNER_NAME_LABEL}={name}"
+    display = Display.for_stream(session.err)
+
+    async def remaining() -> dict[str, int]:
+        try:
+            await session.client.get(CLUSTER_EXTENSION, name)
+            left = {"clusterextension": 1}
+        except errors.NotFound:
+            left = {"clusterextension": 0}
+        for label, gvk in (
+            ("clusterobjectsets", CLUSTER_OBJECT_SET),
+            ("customresourcedefinitions", kinds.CUSTOM_RESOURCE_DEFINITION),
+            ("deployments", kinds.DEPLOYMENT),
+        ):
+            with contextlib.suppress(errors.Forbidden):  # wait only for what this user may see
+                left[label] = len((await session.client.list(gvk, label_selector=owned)).items)
+        return left
+
+    shown: list[dict[str, int]] = []
+
+    def observe(left: dict[str, int]) -> None:
+        if not shown or shown[-1] != left:
+            shown.append(left)
+            display.note("remaining: " + ", ".join(f"{count} {kind}" for kind, count in left.items()))
+
+    await poll_until(
+        remaining,
+        lambda left: Outcome(done=not any(left.values())),
+        observe=observe,
+        display=display,
+        timeout=args.timeout,
+        what=f"clusterextension {name} and its content to be deleted",
+    )
+    print(f"clusterextension/{name} uninstalled", file=session.out)
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "install": install,
+    "upgrade": upgrade,
+    "list": list_extensions,
+    "uninstall": uninstall,
+}
+
+
+def _timeout_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=positive,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long to wait (default: {DEFAULT_TIMEOUT})",
+    )
 
 
 def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
     """Add this module's parsers (each with `command=` naming a key of `COMMANDS`)."""
+    install_parser = command_parser(
+        top,
+        "install",
+        "preview and install a package as a ClusterExtension",
+        "olmctl install kube-green --namespace kube-green --service-account installer --dry-run",
+        command="install",
+    )
+    install_parser.add_argument("package", metavar="PKG")
+    install_parser.add_argument("-n", "--namespace", required=True, help="namespace to install into")
+    install_parser.add_argument("--name", help="the ClusterExtension's name (default: the package name)")
+    install_parser.add_argument(
+        "--service-account", required=True, metavar="SA", help="ServiceAccount in NAMESPACE that installs it"
+    )
+    install_parser.add_argument(
+        "--create-service-account",
+        action="store_true",
+        help="create the ServiceAccount (and namespace) with the least-privilege RBAC of `olmctl rbac`",
+    )
+    install_parser.add_argument("--version", metavar="RANGE", help="version or version range")
+    install_parser.add_argument(
+        "--channel", action="append", metavar="C", help="channel to follow (repeatable)"
+    )
+    install_parser.add_argument("--catalog", metavar="NAME", help="only this ClusterCatalog")
+    install_parser.add_argument(
+        "--catalog-selector",
+        action="append",
+        type=label_selector,
+        metavar="KEY=VALUE",
+        help="only ClusterCatalogs with this label (repeatable)",
+    )
+    install_parser.add_argument(
+        "--watch-namespace", metavar="NS", help="the namespace the operator watches (spec.config.inline)"
+    )
+    install_parser.add_argument("--dry-run", action="store_true", help="preview only; change nothing")
+    _timeout_flag(install_parser)
+    add_pull_flags(install_parser)
+    output_flag(install_parser)
+
+    upgrade_parser = command_parser(
+        top,
+        "upgrade",
+        "preview and perform the upgrade of a ClusterExtension",
+        "olmctl upgrade kube-green --version 0.7.0 --dry-run",
+        command="upgrade",
+    )
+    upgrade_parser.add_argument("name", metavar="NAME")
+    upgrade_parser.add_argument(
+        "--version", metavar="RANGE", help="target version or range (default: newest)"
+    )
+    upgrade_parser.add_argument(
+        "--channel", action="append", metavar="C", help="channel to follow (repeatable)"
+    )
+    upgrade_parser.add_argument(
+        "--self-certified",
+        action="store_true",
+        help="set upgradeConstraintPolicy SelfCertified: allow a target that is not a successor",
+    )
+    upgrade_parser.add_argument("--dry-run", action="store_true", help="preview only; change nothing")
+    _timeout_flag(upgrade_parser)
+    add_pull_flags(upgrade_parser)
+    output_flag(upgrade_parser)
+
+    listing = command_parser(
+        top,
+        "list",
+        "installed ClusterExtensions with version, channels and health",
+        "olmctl list -o yaml",
+        command="list",
+    )
+    output_flag(listing)
+
+    removal = command_parser(
+        top,
+        "uninstall",
+        "delete a ClusterExtension and wait until its content is gone",
+        "olmctl uninstall kube-green",
+        command="uninstall",
+    )
+    removal.add_argument("name", metavar="NAME")
+    _timeout_flag(removal)

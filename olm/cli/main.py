@@ -37,6 +37,7 @@ from olm.cli.commands import Command, CommandFailed, Session
 from olm.cli.content import ContentSource
 from olm.cli.parsing import command_parser, global_flags, output_flag, positive
 from olm.operator_controller.catalogs import CatalogClientError
+from olm_runtime import logging as runtime_logging
 from olm_runtime.client import Client, ConfigError, CredentialError, errors, load_config
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "build_parser", "main"]
@@ -192,6 +193,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)  # exits 2 on a usage error, 0 on --help
     command = _command_name(parser, args)
+    # The library code olmctl shares with the controllers logs as they do (e.g. a catalog skipped):
+    # keep that off stdout, which scripts parse, and below warnings out of people's way.
+    runtime_logging.configure(format="text", level="warning")
     if (
         command == "catalog update"
         and args.image is None

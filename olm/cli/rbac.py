@@ -1,16 +1,115 @@
-"""`olmctl rbac`: the least-privilege RBAC an installer ServiceAccount needs for one bundle."""
+"""`olmctl rbac`: the least-privilege RBAC an installer ServiceAccount needs for one bundle.
+
+Each `--version` is resolved and rendered as `olmctl install` would (`plan.plan_install`, operator-
+controller's own code); the objects of all of them go into one `leastprivilege.installer_rbac`, so
+the RBAC printed covers installing any of those versions, upgrading between them and removing the
+extension. Without `--version` the bundle operator-controller would install today is used.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from olm.cli.commands import Command
-from olm.cli.parsing import Subparsers
+import yaml
+
+from olm.api import names
+from olm.cli import render
+from olm.cli.commands import Command, Session
+from olm.cli.install import label_selector
+from olm.cli.leastprivilege import installer_rbac
+from olm.cli.parsing import Subparsers, command_parser, output_flag
+from olm.cli.plan import add_pull_flags, plan_install, pull_options
 
 __all__ = ["COMMANDS", "add_commands"]
 
-COMMANDS: dict[str, Command] = {}
+
+class _Dumper(yaml.SafeDumper):
+    """Lists of plain values in flow style (`verbs: [get, patch]`): a rule per few lines."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+    flow = all(isinstance(item, str | int | float | bool) for item in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def _selector(args: argparse.Namespace) -> dict[str, Any] | None:
+    labels = dict(args.catalog_selector or ())
+    if args.catalog:
+        labels[names.METADATA_NAME_LABEL] = args.catalog
+    return {"matchLabels": labels} if labels else None
+
+
+async def rbac(session: Session, args: argparse.Namespace) -> int:
+    extension = args.extension_name or args.package
+    config = {"watchNamespace": args.watch_namespace} if args.watch_namespace else None
+    objects: list[dict[str, Any]] = []
+    for version in args.version or [None]:
+        plan = await plan_install(
+            session,
+            package=args.package,
+            namespace=args.namespace,
+            version=version,
+            channels=args.channel or (),
+            catalog_selector=_selector(args),
+            config=config,
+            extension_name=extension,
+            pull=pull_options(args),
+        )
+        objects += plan.objects
+    manifests = installer_rbac(
+        objects, extension_name=extension, namespace=args.namespace, service_account=args.service_account
+    )
+    if args.output == "json":
+        # A List, which `kubectl apply -f` takes as it takes a multi-document YAML stream.
+        session.out.write(render.dump({"apiVersion": "v1", "kind": "List", "items": manifests}, "json"))
+    else:
+        session.out.write(yaml.dump_all(manifests, Dumper=_Dumper, sort_keys=False, default_flow_style=False))
+    return 0
+
+
+COMMANDS: dict[str, Command] = {"rbac": rbac}
 
 
 def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
     """Add this module's parsers (each with `command=` naming a key of `COMMANDS`)."""
+    parser = command_parser(
+        top,
+        "rbac",
+        "print the least-privilege RBAC that lets a ServiceAccount install, upgrade and remove a package",
+        "olmctl rbac kube-green --namespace kube-green --service-account installer "
+        "--version 0.7.0 --version 0.7.1 | kubectl apply -f -",
+        command="rbac",
+    )
+    parser.add_argument("package", metavar="PKG")
+    parser.add_argument("-n", "--namespace", required=True, help="the extension's install namespace")
+    parser.add_argument(
+        "--service-account", required=True, metavar="SA", help="the installer ServiceAccount in NAMESPACE"
+    )
+    parser.add_argument(
+        "--extension-name", metavar="N", help="the ClusterExtension's name (default: the package name)"
+    )
+    parser.add_argument(
+        "--version",
+        action="append",
+        metavar="RANGE",
+        help="a version or range to cover; repeat it to cover each version an upgrade passes through "
+        "(default: the version operator-controller would install)",
+    )
+    parser.add_argument("--channel", action="append", metavar="C", help="channel to follow (repeatable)")
+    parser.add_argument("--catalog", metavar="NAME", help="only this ClusterCatalog")
+    parser.add_argument(
+        "--catalog-selector",
+        action="append",
+        type=label_selector,
+        metavar="KEY=VALUE",
+        help="only ClusterCatalogs with this label (repeatable)",
+    )
+    parser.add_argument(
+        "--watch-namespace", metavar="NS", help="the namespace the operator watches (spec.config.inline)"
+    )
+    add_pull_flags(parser)
+    output_flag(parser, ("yaml", "json"))

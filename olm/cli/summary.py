@@ -26,6 +26,7 @@ __all__ = [
     "VersionRow",
     "catalog_row",
     "csv_metadata",
+    "deprecations",
     "latest_bundle",
     "matches",
     "summarize",
@@ -80,7 +81,7 @@ def latest_bundle(bundles: Iterable[fbc.Bundle]) -> fbc.Bundle | None:
     return best[1] if best else None
 
 
-def _deprecations(content: PackageContent) -> tuple[str, dict[str, str], dict[str, str]]:
+def deprecations(content: PackageContent) -> tuple[str, dict[str, str], dict[str, str]]:
     """Messages for the package, per channel and per bundle (empty when not deprecated)."""
     package, channels, bundles = "", {}, {}
     for entry in content.deprecations.entries if content.deprecations else ():
@@ -122,7 +123,7 @@ def versions_of(content: PackageContent, channel: str) -> list[VersionRow] | Non
     if found is None:
         return None
     bundles = {b.name: b for b in content.bundles}
-    _, _, deprecated = _deprecations(content)
+    _, _, deprecated = deprecations(content)
     keyed: list[tuple[semver.Version | None, VersionRow]] = []
     for entry in found.entries:
         bundle = bundles.get(entry.name)
@@ -199,7 +200,7 @@ def summarize(catalog: str, content: PackageContent) -> PackageSummary:
     """The summary of one package's content in `catalog`."""
     latest = latest_bundle(content.bundles)
     metadata = csv_metadata(latest) if latest is not None else {}
-    package_deprecated, channel_deprecated, bundle_deprecated = _deprecations(content)
+    package_deprecated, channel_deprecated, bundle_deprecated = deprecations(content)
     channels = []
     for channel in sorted(content.channels, key=lambda c: c.name):
         rows = versions_of(content, channel.name) or []

@@ -28,6 +28,13 @@ from olm_runtime.testing._rest import RESTClient
 from olm_runtime.testing.pki import CertificateAuthority, KeyPair, write_signing_key
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+_AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [{"level": "Metadata", "userGroups": ["system:serviceaccounts"]}, {"level": "None"}],
+}
+"""See `ControlPlane.audit_log`. The controllers and tests act as admin, so the log stays small."""
 _PORTS = ("etcd", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 
 
@@ -98,6 +105,17 @@ class ControlPlane:
     @property
     def logs_dir(self) -> Path:
         return self.state_dir / "logs"
+
+    @property
+    def audit_log(self) -> Path:
+        """The API server's audit log, one JSON event per line: every request made by a
+        ServiceAccount (group `system:serviceaccounts`) at Metadata level, nothing else, so tests
+        can count what an installer ServiceAccount was refused (`responseStatus.code` 403)."""
+        return self.logs_dir / "audit.log"
+
+    @property
+    def _audit_policy(self) -> Path:
+        return self.state_dir / "audit-policy.json"
 
     @property
     def _state_file(self) -> Path:
@@ -223,6 +241,7 @@ class ControlPlane:
         self._state = _State(ports=dict(zip(_PORTS, process.free_ports(len(_PORTS)), strict=True)))
         self._write_pki()
         self._write_kubeconfig()
+        self._audit_policy.write_text(json.dumps(_AUDIT_POLICY, indent=2))
         for name in COMPONENTS:
             self._start(name)
             self._wait_healthy(name)
@@ -302,7 +321,12 @@ class ControlPlane:
             ports=self.ports,
             address=self.options.address,
         )
-        return flags.command(name, layout, apiserver_args=self.options.apiserver_args)
+        audit = (
+            f"--audit-policy-file={self._audit_policy}",
+            f"--audit-log-path={self.audit_log}",
+            "--audit-log-format=json",
+        )
+        return flags.command(name, layout, apiserver_args=(*audit, *self.options.apiserver_args))
 
     def _start(self, name: str) -> None:
         state = self._require_state()

@@ -17,9 +17,17 @@ bundle must not declare dependencies (`olm.package.required`, `olm.gvk.required`
 
 Promises: deterministic (catalog order does not matter); the result always satisfies the range
 and channel filters and is a successor of (or equal to) the installed version unless
-`SelfCertified`; error messages follow upstream's wording so users and scripts recognise them.
+`SelfCertified`; error messages start with upstream's wording so users and scripts recognise
+them, then say catalog by catalog why nothing was found and end with one `Advice` (a fixed
+sentence `advice_in` finds again in a condition message):
+
+    no bundles found for package "x" matching version "9.0.0"; catalogs: a (no version in range,
+    highest 1.2.0), b (package absent), c (not serving); 2 not selected by
+    spec.source.catalog.selector; change spec.source.catalog.version to a range that includes an
+    available version
 """
 
+from olm.operator_controller.resolve._account import Advice, advice_in
 from olm.operator_controller.resolve._errors import (
     AmbiguousCatalogs,
     InvalidVersionRange,
@@ -39,6 +47,7 @@ from olm.operator_controller.resolve._resolver import (
 
 __all__ = [
     "UNSUPPORTED_DEPENDENCY_PROPERTIES",
+    "Advice",
     "AmbiguousCatalogs",
     "CatalogContent",
     "Deprecation",
@@ -49,5 +58,6 @@ __all__ = [
     "ResolutionError",
     "ResolvedBundle",
     "UnsupportedDependency",
+    "advice_in",
     "resolve",
 ]

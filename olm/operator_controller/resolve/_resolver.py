@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from olm import fbc, semver
 from olm.api.clusterextension import CatalogFilter, UpgradeConstraintPolicy
-from olm.operator_controller.catalogs.gathering import CatalogContent
+from olm.operator_controller.catalogs.gathering import CatalogContent, Skipped
+from olm.operator_controller.resolve._account import Advice, Miss, account
 from olm.operator_controller.resolve._errors import (
     AmbiguousCatalogs,
     InvalidVersionRange,
@@ -30,6 +31,9 @@ __all__ = [
 
 UNSUPPORTED_DEPENDENCY_PROPERTIES = ("olm.package.required", "olm.gvk.required", "olm.constraint")
 """Bundle properties declaring dependencies; a bundle carrying one is refused."""
+
+MAX_CHANNELS_NAMED = 5
+"""Channels of a catalog named when none of the requested ones holds a bundle."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,8 +78,8 @@ class Resolution:
 
     bundle: ResolvedBundle
     deprecation: Deprecation = field(default_factory=Deprecation)
-    skipped: tuple[str, ...] = ()
-    """Catalogs that were selected but not serving, as passed in (sorted)."""
+    skipped: tuple[Skipped, ...] = ()
+    """Catalogs that were selected but gave no content, as passed in (sorted)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,8 @@ def resolve(
     installed: Installed | None,
     catalogs: Sequence[CatalogContent],
     *,
-    skipped: Sequence[str] = (),
+    skipped: Sequence[Skipped] = (),
+    not_selected: Sequence[str] = (),
 ) -> Resolution:
     """Choose the bundle to install for `source` (selector already applied: `catalogs` are the
     selected, serving ones) given what is `installed`.
@@ -101,10 +106,11 @@ def resolve(
     installed bundle (replaces, skips, skipRange of an entry in a considered channel) or the
     installed version itself. Non-deprecated before deprecated, then highest version. Across
     catalogs: deprecated candidates drop out when a non-deprecated one exists, the highest priority
-    wins, and a tie is an `AmbiguousCatalogs` error. `skipped` names selected catalogs that were
-    not serving; they appear in error messages. Because successor filtering never depends on which
-    catalogs are present, a missing catalog can make resolution fail but never choose a
-    non-successor. Raises a `ResolutionError` subclass.
+    wins, and a tie is an `AmbiguousCatalogs` error. `skipped` names the selected catalogs that
+    gave no content and `not_selected` the catalogs the selector left out: when nothing is found,
+    the message says, catalog by catalog, why (`_account`). Because successor filtering never
+    depends on which catalogs are present, a missing catalog can make resolution fail but never
+    choose a non-successor. Raises a `ResolutionError` subclass.
     """
     package = source.package_name
     channels = tuple(source.channels or ())
@@ -115,6 +121,7 @@ def resolve(
         source.upgrade_constraint_policy is not UpgradeConstraintPolicy.SELF_CERTIFIED
     )
     candidates: list[_Candidate] = []
+    misses: list[Miss] = []
     for catalog in catalogs:
         best = _best_in(
             catalog,
@@ -123,7 +130,9 @@ def resolve(
             installed=installed if follow_edges else None,
             installed_version=installed_version,
         )
-        if best is not None:
+        if isinstance(best, Miss):
+            misses.append(best)
+        else:
             candidates.append(best)
     message = functools.partial(
         describe,
@@ -133,15 +142,14 @@ def resolve(
         installed_version=installed.version if installed is not None else None,
     )
     if not candidates:
-        raise NoBundlesFound(_with_skipped(message(), skipped))
+        raise NoBundlesFound(f"{message()}; {account(misses, skipped, not_selected)}")
     if any(not c.deprecated for c in candidates):
         candidates = [c for c in candidates if not c.deprecated]
     candidates.sort(key=lambda c: (-c.catalog.priority, c.catalog.name))
     top = candidates[0].catalog.priority
     tied = [c.catalog.name for c in candidates if c.catalog.priority == top]
     if len(tied) > 1:
-        text = message(found=True, catalogs=tied)
-        raise AmbiguousCatalogs(_with_skipped(text, skipped), tied)
+        raise AmbiguousCatalogs(f"{message(found=True, catalogs=tied)}; {Advice.PRIORITY}", tied)
     winner = candidates[0]
     for prop in winner.bundle.properties:
         if prop.type in UNSUPPORTED_DEPENDENCY_PROPERTIES:
@@ -184,32 +192,49 @@ def _best_in(
     version_range: semver.Range | None,
     installed: Installed | None,
     installed_version: semver.Version | None,
-) -> _Candidate | None:
+) -> _Candidate | Miss:
+    """The catalog's best candidate, or why it has none: the first filter that left nothing, in
+    the order package, channels, version range, upgrade edges."""
     content = catalog.content
+    if content.empty:
+        return Miss(catalog=catalog.name, why="package absent", advice=Advice.PACKAGE)
     considered = [c for c in content.channels if not channels or c.name in channels]
     in_channels = {entry.name for channel in considered for entry in channel.entries}
+    versioned = [
+        (bundle, version)
+        for bundle in content.bundles
+        if bundle.package == content.name and (not channels or bundle.name in in_channels)
+        # a bundle without a valid version can neither be ranged nor ordered
+        if (version := _version(bundle)) is not None
+    ]
+    if not versioned:
+        names = sorted(c.name for c in content.channels)
+        has = " ".join(names[:MAX_CHANNELS_NAMED]) + (" ..." if len(names) > MAX_CHANNELS_NAMED else "")
+        why = f"no bundle in channels [{' '.join(channels)}], has [{has}]" if channels else "no bundles"
+        return Miss(catalog=catalog.name, why=why, advice=Advice.CHANNEL if channels else Advice.PACKAGE)
+    in_range = [(b, v) for b, v in versioned if version_range is None or version_range.matches(v)]
+    if not in_range:
+        highest = max(v for _, v in versioned)
+        return Miss(
+            catalog=catalog.name, why=f"no version in range, highest {highest}", advice=Advice.VERSION
+        )
+    if installed is not None and installed_version is not None:
+
+        def allowed(bundle: fbc.Bundle, version: semver.Version) -> bool:
+            return version == installed_version or _is_successor(
+                bundle.name, installed, installed_version, considered
+            )
+
+        reachable = [(b, v) for b, v in in_range if allowed(b, v)]
+        if not reachable:
+            successors = [v for b, v in versioned if v != installed_version and allowed(b, v)]
+            why = f"no successor of {installed.version}" + (" in range" if version_range is not None else "")
+            if successors:
+                why += f", highest successor {max(successors)}"
+            return Miss(catalog=catalog.name, why=why, advice=Advice.SUCCESSOR)
+        in_range = reachable
     deprecated_bundles = _deprecated_bundles(content.deprecations)
-    found: list[_Candidate] = []
-    for bundle in content.bundles:
-        if bundle.package != content.name:
-            continue
-        if channels and bundle.name not in in_channels:
-            continue
-        version = _version(bundle)
-        if version is None:
-            continue  # a bundle without a valid version can neither be ranged nor ordered
-        if version_range is not None and not version_range.matches(version):
-            continue
-        if (
-            installed is not None
-            and installed_version is not None
-            and version != installed_version
-            and not _is_successor(bundle.name, installed, installed_version, considered)
-        ):
-            continue
-        found.append(_Candidate(catalog, bundle, version, bundle.name in deprecated_bundles))
-    if not found:
-        return None
+    found = [_Candidate(catalog, b, v, b.name in deprecated_bundles) for b, v in in_range]
     return min(found, key=lambda c: (c.deprecated, _Descending(c.version), c.bundle.name))
 
 
@@ -276,12 +301,6 @@ def _deprecation(winner: _Candidate, channels: tuple[str, ...]) -> Deprecation:
         (name, channel_messages[name]) for name in holding if name in channel_messages
     )
     return Deprecation(package=package, channels=deprecated_channels, bundle=bundle)
-
-
-def _with_skipped(message: str, skipped: Sequence[str]) -> str:
-    if not skipped:
-        return message
-    return f"{message} (catalogs not serving, skipped: [{' '.join(sorted(skipped))}])"
 
 
 @dataclass(frozen=True)

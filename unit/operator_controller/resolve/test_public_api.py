@@ -9,6 +9,7 @@ def test_exported_names() -> None:
     assert sorted(resolve.__all__) == sorted(
         [
             "UNSUPPORTED_DEPENDENCY_PROPERTIES",
+            "Advice",
             "AmbiguousCatalogs",
             "CatalogContent",
             "Deprecation",
@@ -19,6 +20,7 @@ def test_exported_names() -> None:
             "ResolutionError",
             "ResolvedBundle",
             "UnsupportedDependency",
+            "advice_in",
             "resolve",
         ]
     )

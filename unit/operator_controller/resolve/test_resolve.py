@@ -10,6 +10,7 @@ import pytest
 from olm.api.clusterextension import CatalogFilter, UpgradeConstraintPolicy
 from olm.operator_controller import resolve
 from olm.operator_controller.catalogs import PackageContent
+from olm.operator_controller.catalogs.gathering import NOT_SERVING, UNAVAILABLE, UNREACHABLE, Skipped
 from unit.operator_controller.resolve.catalogs import chain, content
 
 SELF = UpgradeConstraintPolicy.SELF_CERTIFIED
@@ -56,6 +57,16 @@ ALL_DEPRECATED = content(
 )
 PRERELEASE = content(channels={"stable": chain("x", ["1.0.0", "1.1.0-rc.1"])})
 
+# The advice sentences, spelled out: a change to them is a change users see.
+SUCCESSOR = "request a successor version, or set upgradeConstraintPolicy: SelfCertified to skip the graph"
+VERSION = "change spec.source.catalog.version to include an available version"
+CHANNEL = "change spec.source.catalog.channels to channels the package has"
+SKIPPED = "see why the skipped catalogs give no content (olmctl catalog list)"
+PACKAGE = "check the package name (olmctl search) or select a catalog that has it"
+SELECTOR = "change spec.source.catalog.selector to match the labels of a ClusterCatalog"
+NO_CATALOG = "create a ClusterCatalog that serves the package (olmctl catalog add)"
+PRIORITY = "give one catalog a higher spec.priority or narrow spec.source.catalog.selector"
+
 
 @dataclass(frozen=True)
 class Case:
@@ -65,7 +76,8 @@ class Case:
     want: tuple[str, str] | None = None
     """(bundle name, catalog)"""
     error: str | None = None
-    skipped: tuple[str, ...] = field(default=())
+    skipped: tuple[Skipped, ...] = field(default=())
+    not_selected: tuple[str, ...] = field(default=())
 
 
 def _installed(version: str | None) -> resolve.Installed | None:
@@ -75,7 +87,9 @@ def _installed(version: str | None) -> resolve.Installed | None:
 def _run(case: Case) -> resolve.Resolution:
     source = CatalogFilter.model_validate({"packageName": "x", **case.source})
     catalogs = [resolve.CatalogContent(name=n, priority=p, content=c) for n, p, c in case.catalogs]
-    return resolve.resolve(source, _installed(case.installed), catalogs, skipped=case.skipped)
+    return resolve.resolve(
+        source, _installed(case.installed), catalogs, skipped=case.skipped, not_selected=case.not_selected
+    )
 
 
 CASES = [
@@ -93,28 +107,79 @@ CASES = [
         Case(
             {"channels": ["stable"], "version": ">=2.0.0"},
             [("a", 0, TWO_CHANNELS)],
-            error=('no bundles found for package "x" matching version ">=2.0.0" in channels [stable]'),
+            error=(
+                'no bundles found for package "x" matching version ">=2.0.0" in channels [stable]; '
+                f"catalogs: a (no version in range, highest 1.2.0); {VERSION}"
+            ),
         ),
         id="channel-and-version-are-anded",
     ),
-    pytest.param(Case({}, [], error='no bundles found for package "x"'), id="no-catalogs"),
     pytest.param(
-        Case({}, [("a", 0, PackageContent(name="x"))], error='no bundles found for package "x"'),
+        Case({}, [], error=f'no bundles found for package "x"; no ClusterCatalogs exist; {NO_CATALOG}'),
+        id="no-catalogs",
+    ),
+    pytest.param(
+        Case(
+            {},
+            [],
+            not_selected=("a", "b"),
+            error=(
+                'no bundles found for package "x"; no ClusterCatalog matches spec.source.catalog.selector '
+                f"(not selected: a, b); {SELECTOR}"
+            ),
+        ),
+        id="selector-matches-no-catalog",
+    ),
+    pytest.param(
+        Case(
+            {},
+            [],
+            not_selected=tuple(f"c{n}" for n in range(8)),
+            error=(
+                'no bundles found for package "x"; no ClusterCatalog matches spec.source.catalog.selector '
+                f"(not selected: c0, c1, c2, c3, c4 and 3 more); {SELECTOR}"
+            ),
+        ),
+        id="many-not-selected-are-counted",
+    ),
+    pytest.param(
+        Case(
+            {},
+            [("a", 0, PackageContent(name="x"))],
+            error=f'no bundles found for package "x"; catalogs: a (package absent); {PACKAGE}',
+        ),
         id="package-not-in-catalog",
     ),
     pytest.param(
         Case(
             {"channels": ["beta", "alpha"]},
             [("a", 0, LINEAR)],
-            error=('no bundles found for package "x" in channels [beta alpha]'),
+            error=(
+                'no bundles found for package "x" in channels [beta alpha]; '
+                f"catalogs: a (no bundle in channels [beta alpha], has [stable]); {CHANNEL}"
+            ),
         ),
         id="unknown-channel",
     ),
     pytest.param(
         Case(
+            {"channels": ["beta"]},
+            [("a", 0, content(channels={f"c{n}": chain("x", ["1.0.0"]) for n in range(7)}))],
+            error=(
+                'no bundles found for package "x" in channels [beta]; '
+                f"catalogs: a (no bundle in channels [beta], has [c0 c1 c2 c3 c4 ...]); {CHANNEL}"
+            ),
+        ),
+        id="many-channels-are-cut",
+    ),
+    pytest.param(
+        Case(
             {"version": "9.0.0"},
             [("a", 0, LINEAR)],
-            error='no bundles found for package "x" matching version "9.0.0"',
+            error=(
+                'no bundles found for package "x" matching version "9.0.0"; '
+                f"catalogs: a (no version in range, highest 1.2.0); {VERSION}"
+            ),
         ),
         id="no-version-match",
     ),
@@ -148,7 +213,8 @@ CASES = [
             installed="1.0.0",
             error=(
                 'error upgrading from currently installed version "1.0.0": '
-                'no bundles found for package "x" matching version "1.2.0"'
+                'no bundles found for package "x" matching version "1.2.0"; '
+                f"catalogs: a (no successor of 1.0.0 in range, highest successor 1.1.0); {SUCCESSOR}"
             ),
         ),
         id="upgrade-non-successor-refused",
@@ -160,7 +226,8 @@ CASES = [
             installed="1.1.0",
             error=(
                 'error upgrading from currently installed version "1.1.0": '
-                'no bundles found for package "x" matching version "1.0.0"'
+                'no bundles found for package "x" matching version "1.0.0"; '
+                f"catalogs: a (no successor of 1.1.0 in range, highest successor 1.2.0); {SUCCESSOR}"
             ),
         ),
         id="downgrade-refused",
@@ -204,7 +271,9 @@ CASES = [
         Case(
             {},
             [("b", 0, LINEAR), ("a", 0, LINEAR)],
-            error=('found bundles for package "x" in multiple catalogs with the same priority [a b]'),
+            error=(
+                f'found bundles for package "x" in multiple catalogs with the same priority [a b]; {PRIORITY}'
+            ),
         ),
         id="equal-priority-ambiguous",
     ),
@@ -212,7 +281,9 @@ CASES = [
         Case(
             {},
             [("b", 0, LINEAR), ("a", 0, LINEAR), ("c", 0, PackageContent(name="x"))],
-            error='found bundles for package "x" in multiple catalogs with the same priority [a b]',
+            error=(
+                f'found bundles for package "x" in multiple catalogs with the same priority [a b]; {PRIORITY}'
+            ),
         ),
         id="catalog-without-package-is-not-ambiguous",
     ),
@@ -236,13 +307,65 @@ CASES = [
         Case(
             {"version": "5.0.0"},
             [("a", 0, LINEAR)],
-            skipped=("gone", "down"),
+            skipped=(Skipped(name="gone", why=NOT_SERVING), Skipped(name="down", why=UNREACHABLE)),
+            not_selected=("other",),
             error=(
-                'no bundles found for package "x" matching version "5.0.0" '
-                "(catalogs not serving, skipped: [down gone])"
+                'no bundles found for package "x" matching version "5.0.0"; '
+                "catalogs: a (no version in range, highest 1.2.0), down (unreachable), gone (not serving); "
+                f"1 not selected by spec.source.catalog.selector; {VERSION}"
             ),
         ),
-        id="skipped-catalogs-named",
+        id="skipped-catalogs-named-with-their-reason",
+    ),
+    pytest.param(
+        Case(
+            {},
+            [("a", 0, PackageContent(name="x"))],
+            skipped=(Skipped(name="off", why=UNAVAILABLE),),
+            error=(
+                'no bundles found for package "x"; '
+                f"catalogs: a (package absent), off (availabilityMode: Unavailable); {SKIPPED}"
+            ),
+        ),
+        id="a-skipped-catalog-may-hold-the-package",
+    ),
+    pytest.param(
+        Case(
+            {},
+            [(f"c{n}", 0, PackageContent(name="x")) for n in range(7)],
+            error=(
+                'no bundles found for package "x"; catalogs: c0 (package absent), c1 (package absent), '
+                "c2 (package absent), c3 (package absent), c4 (package absent) and 2 more; "
+                f"{PACKAGE}"
+            ),
+        ),
+        id="many-catalogs-are-counted",
+    ),
+    pytest.param(
+        Case(
+            {"version": "1.2.0"},
+            [("a", 0, PackageContent(name="x")), ("b", 0, LINEAR)],
+            installed="1.0.0",
+            error=(
+                'error upgrading from currently installed version "1.0.0": '
+                'no bundles found for package "x" matching version "1.2.0"; '
+                f"catalogs: a (package absent), b (no successor of 1.0.0 in range, highest successor 1.1.0); "
+                f"{SUCCESSOR}"
+            ),
+        ),
+        id="advice-from-the-catalog-with-the-package",
+    ),
+    pytest.param(
+        Case(
+            {},
+            [("a", 0, content(channels={"stable": [{"name": "x.v1.2.0"}]}))],
+            installed="1.0.0",
+            error=(
+                'error upgrading from currently installed version "1.0.0": no bundles found for package "x"; '
+                f"catalogs: a (no successor of 1.0.0); {SUCCESSOR}"
+            ),
+        ),
+        id="installed-bundle-gone-and-no-successor",
     ),
 ]
 
@@ -277,8 +400,15 @@ def test_missing_catalog_never_yields_a_non_successor() -> None:
     # The catalog holding the successor path is down; the other one has only a jump target.
     jump_only = content(channels={"stable": [{"name": "x.v1.2.0"}]})
     with pytest.raises(resolve.NoBundlesFound) as caught:
-        _run(Case({}, [("other", 0, jump_only)], installed="1.0.0", skipped=("home",)))
-    assert "skipped: [home]" in str(caught.value)
+        _run(
+            Case(
+                {},
+                [("other", 0, jump_only)],
+                installed="1.0.0",
+                skipped=(Skipped(name="home", why=NOT_SERVING),),
+            )
+        )
+    assert "home (not serving)" in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -324,5 +454,15 @@ def test_invalid_version_range() -> None:
 
 
 def test_skipped_catalogs_are_reported_on_success() -> None:
-    result = _run(Case({}, [("a", 0, LINEAR)], skipped=("z", "b")))
-    assert result.skipped == ("b", "z")
+    z, b = Skipped(name="z", why=NOT_SERVING), Skipped(name="b", why=UNREACHABLE)
+    result = _run(Case({}, [("a", 0, LINEAR)], skipped=(z, b)))
+    assert result.skipped == (b, z)
+
+
+@pytest.mark.parametrize("advice", list(resolve.Advice))
+def test_advice_is_found_again_in_the_message(advice: resolve.Advice) -> None:
+    assert resolve.advice_in(f'no bundles found for package "x"; catalogs: a (why); {advice}') is advice
+
+
+def test_no_advice_in_other_messages() -> None:
+    assert resolve.advice_in('service account "a" not found in namespace "b"') is None
