@@ -188,6 +188,8 @@ class CatalogdProcess(_Subprocess):
     lease_name: str = "catalogd-e2e"
     webhook: bool = True
     extra_args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    """Added to (and overriding) this process's environment (e.g. `OTEL_*` to export traces)."""
     kubeconfig: Path | None = None
     """Defaults to the control plane's admin kubeconfig."""
     ports: dict[str, int] = field(default_factory=dict)
@@ -253,7 +255,7 @@ class CatalogdProcess(_Subprocess):
                 f"--leader-election-namespace={self.lease_namespace}",
                 f"--leader-election-id={self.lease_name}",
             ]
-        self._launch(args, {testing_seams.POLL_MINUTE_SECONDS: str(POLL_MINUTE_SECONDS)})
+        self._launch(args, {testing_seams.POLL_MINUTE_SECONDS: str(POLL_MINUTE_SECONDS), **(self.env or {})})
 
 
 @dataclass

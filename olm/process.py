@@ -10,9 +10,11 @@ seams)`); this module does the rest, once for both:
         async with process.connect(args, field_manager=FIELD_MANAGER) as client:
             ...
 
-`main` parses the flags, configures logging, reads the testing seams (`olm.testing_seams`) and runs
-`run` to its end. Exit codes: 0 after a graceful stop, 130 on Ctrl-C, and `startup.EXIT_CODE`, after
-one error line, when the seams do not parse or the API server cannot be used (`olm.startup`).
+`main` parses the flags, configures logging and tracing (`olm_runtime.tracing.configure_from_env`,
+with the parser's `prog` as the service name; spans still queued are flushed at exit), reads the
+testing seams (`olm.testing_seams`) and runs `run` to its end. Exit codes: 0 after a graceful
+stop, 130 on Ctrl-C, and `startup.EXIT_CODE`, after one error line, when the seams or the `OTEL_*`
+variables do not parse or the API server cannot be used (`olm.startup`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 
 from olm import startup, testing_seams
-from olm_runtime import logging
+from olm_runtime import logging, tracing
 from olm_runtime.client import Client
 
 __all__ = ["EXIT_INTERRUPTED", "Run", "connect", "main"]
@@ -41,6 +43,19 @@ def main(parser: argparse.ArgumentParser, run: Run, argv: Sequence[str] | None =
     """Run a process declared by `parser` (with `processflags.add_common_flags`); the exit code."""
     args = parser.parse_args(argv)
     logging.configure(format=args.log_format, level=args.log_level)
+    try:
+        provider = tracing.configure_from_env(service_name=parser.prog)
+    except tracing.ConfigurationError as e:
+        _log.error("tracing.invalid", error=str(e))
+        return startup.EXIT_CODE
+    try:
+        return _run(run, args)
+    finally:
+        if provider is not None:
+            provider.shutdown()  # flushes the spans still queued
+
+
+def _run(run: Run, args: argparse.Namespace) -> int:
     try:
         seams = testing_seams.Seams.from_environ()
     except testing_seams.SeamError as e:

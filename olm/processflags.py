@@ -13,6 +13,7 @@ from pathlib import Path
 
 from olm import oci, pullconfig, startup
 from olm.api import names
+from olm_runtime import logging
 from olm_runtime.client import Client
 from olm_runtime.manager import LeaderElectionOptions, ManagerOptions, WebhookOptions
 
@@ -56,7 +57,12 @@ def add_common_flags(parser: argparse.ArgumentParser, *, lease_name: str, leader
     parser.add_argument(
         "--pull-cas-dir", type=Path, help="directory of extra PEM CA bundles trusted for registries"
     )
-    parser.add_argument("--log-format", choices=("json", "console"), default="json")
+    parser.add_argument(
+        "--log-format",
+        choices=logging.FORMATS,
+        default="json",
+        help="json: one object per line; text: key=value lines for people (console: the same as text)",
+    )
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
 
 

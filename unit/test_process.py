@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -71,3 +75,58 @@ def test_testing_seams_are_named_in_a_warning_before_the_run(monkeypatch: pytest
     assert process.main(_parser(), run, []) == 0
     assert log.lines == [("warning", "testing_seams.enabled", {"poll_minute_seconds": 0.5})]
     assert ran == [testing_seams.Seams(poll_minute_seconds=0.5)]
+
+
+def test_tracing_variables_that_do_not_parse_are_one_error_line_and_exit_code_1(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    log = Recorder()
+    monkeypatch.setattr(process, "_log", log)
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    ran: list[testing_seams.Seams] = []
+
+    async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
+        ran.append(seams)
+
+    assert process.main(_parser(), run, []) == startup.EXIT_CODE
+    assert [(level, event) for level, event, _ in log.lines] == [("error", "tracing.invalid")]
+    assert "otlp, console or none" in log.lines[0][2]["error"]
+    assert ran == []
+
+
+FLUSHED_AT_EXIT = """
+import argparse
+from olm import process, processflags
+from olm_runtime import tracing
+
+parser = argparse.ArgumentParser(prog="my-process")
+processflags.add_common_flags(parser, lease_name="lease", leader_help="elect")
+
+async def run(args, seams):
+    with tracing.span("inside the run"):
+        pass
+
+raise SystemExit(process.main(parser, run, ["--log-format=text"]))
+"""
+
+
+def test_spans_still_queued_are_flushed_at_exit_under_the_process_name() -> None:
+    # A fresh interpreter: the global tracer provider can be set once per process. The batch
+    # delay is far longer than the run, so the span reaches the exporter only through the flush.
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_BSP_SCHEDULE_DELAY": "600000",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", FLUSHED_AT_EXIT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    span = json.loads(result.stdout)
+    assert span["name"] == "inside the run"
+    assert span["resource"]["attributes"]["service.name"] == "my-process"

@@ -16,7 +16,9 @@
 Bodies stream from disk in chunks read by worker threads; nothing loads a catalog into memory. A
 client that stops reading for `write_stall_timeout` seconds is disconnected; a slow client that
 keeps reading may take as long as it needs, so 100+ MB catalogs download over slow links. Every
-request is timed in `catalogd_http_request_duration_seconds{code}` and logged with structlog.
+request is timed in `catalogd_http_request_duration_seconds{code}`, its body counted in
+`catalogd_http_response_bytes_total{endpoint,code}`, and logged with structlog, inside a tracing
+server span that continues the caller's trace (W3C `traceparent`).
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
+from opentelemetry import trace
 
 from olm.catalogd import conditional, metrics
 from olm.catalogd.sections import SectionReader
 from olm.catalogd.storage import Storage, StoredCatalog, is_valid_name
 from olm.catalogd.tls import ReloadingContext
+from olm_runtime import tracing
 from olm_runtime.logging import get_logger
 
 _log = get_logger("catalogd.server")
@@ -91,7 +95,7 @@ class CatalogServer:
         return self._port
 
     def application(self) -> web.Application:
-        app = web.Application(middlewares=[_observe])
+        app = web.Application(middlewares=[_trace, _observe])
         base = self.options.path_prefix.rstrip("/")
         app.router.add_get(f"{base}/{{name}}/api/v1/all", self._all)
         app.router.add_get(f"{base}/{{name}}/api/v1/metas", self._metas)
@@ -259,6 +263,47 @@ def _preconditions(
 
 
 @web.middleware
+async def _trace(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """A server span per request, the child of the caller's span its `traceparent` names (so an
+    install's catalog reads sit in operator-controller's trace); the request log line, written
+    inside it, carries its trace and span IDs. Only 5xx answers mark it as failed."""
+    route = request.match_info.route.resource
+    template = route.canonical if route is not None else request.path
+    attributes: dict[str, str | int] = {
+        "http.request.method": request.method,
+        "http.route": template,
+        "url.path": request.path,
+        "user_agent.original": request.headers.get("User-Agent", ""),
+    }
+    if request.query_string:
+        attributes["url.query"] = request.query_string
+    if "name" in request.match_info:
+        attributes["olm.catalog"] = request.match_info["name"]
+    with tracing.tracer().start_as_current_span(
+        f"{request.method} {template}",
+        context=tracing.extract(request.headers),
+        kind=trace.SpanKind.SERVER,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        except web.HTTPException as error:
+            status = error.status
+            raise
+        finally:
+            span.set_attribute("http.response.status_code", status)
+            if status >= 500:
+                span.set_status(trace.StatusCode.ERROR)
+
+
+@web.middleware
 async def _observe(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
@@ -275,14 +320,23 @@ async def _observe(
     finally:
         elapsed = time.monotonic() - started
         metrics.REQUEST_DURATION.labels(str(status)).observe(elapsed)
+        sent = response.body_length if response is not None else 0  # raised errors count no bytes
+        metrics.RESPONSE_BYTES.labels(_endpoint(request.path), str(status)).inc(sent)
         _log.info(
             "http.request",
             method=request.method,
             path=request.path,
             query=request.query_string,
             status=status,
-            bytes=response.body_length if response is not None else 0,
+            bytes=sent,
             duration_ms=round(elapsed * 1000, 2),
             remote=request.remote,
             user_agent=request.headers.get("User-Agent", ""),
         )
+
+
+def _endpoint(path: str) -> metrics.Endpoint:
+    for endpoint in (metrics.Endpoint.ALL, metrics.Endpoint.METAS):
+        if path.endswith(f"/api/v1/{endpoint.value}"):
+            return endpoint
+    return metrics.Endpoint.OTHER

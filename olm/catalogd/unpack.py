@@ -17,6 +17,7 @@ from pathlib import Path
 
 from olm import oci
 from olm.catalogd.storage import is_valid_name
+from olm_runtime import tracing
 
 CONFIGS_LABEL = "operators.operatorframework.io.index.configs.v1"
 DEFAULT_MAX_CATALOG_BYTES = 2 << 30
@@ -58,7 +59,8 @@ class Unpacker:
 
     async def unpack(self, catalog: str, reference: oci.Reference) -> Unpacked:
         """Pull `reference` and extract its catalog directory (reusing a finished unpack of the digest)."""
-        pulled = await self.client.pull(reference)
+        with tracing.span("clustercatalog/pull", {"oci.reference": str(reference)}):
+            pulled = await self.client.pull(reference)
         configs_dir = pulled.labels.get(CONFIGS_LABEL)
         if not configs_dir:
             raise MissingConfigsLabel(

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 import aiohttp
 import orjson
+from opentelemetry import trace
 
 from olm.oci._auth import Challenge, Credentials, Keychain, parse_challenges
 from olm.oci._errors import (
@@ -30,6 +31,8 @@ from olm.oci._reference import Reference
 from olm.oci._retry import TRANSIENT_STATUSES, RetryPolicy
 
 T = TypeVar("T")
+# The OpenTelemetry API directly, not olm_runtime's helpers: this package stays free of the runtime.
+_TRACER = trace.get_tracer("olm.oci")
 _TOKEN_MARGIN = 10.0
 _DEFAULT_TOKEN_LIFETIME = 60.0
 
@@ -87,26 +90,41 @@ class Transport:
                 if authorization:
                     sent["Authorization"] = authorization
                 async with self._session.request(method, url, headers=sent) as response:
+                    trace.get_current_span().set_attribute("http.response.status_code", response.status)
                     if response.status != 401 or authenticated:
                         return await self._answer(response, what, handle)
                     challenges = parse_challenges(response.headers.get("WWW-Authenticate", ""))
                 await self._authenticate(reference, scope, challenges, what)
             raise Unauthorized(f"{what}: the registry asked to authenticate again after a successful login")
 
-        last = ""
-        for attempt in range(1, self._retry.attempts + 1):
-            if attempt > 1:
-                self.statistics.retries += 1
-                await self._retry.sleep(self._retry.delay(attempt - 1))
-            try:
-                return await once()
-            except _Retry as retry:
-                last = retry.reason
-            except aiohttp.ClientSSLError as error:
-                raise TLSVerificationFailed(f"{what}: TLS with the registry failed: {error}") from None
-            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as error:
-                last = f"{type(error).__name__}"
-        raise TransientError(f"{what}: {last} (gave up after {self._retry.attempts} attempts)")
+        # One client span for the call, retries included (`http.request.resend_count`); the
+        # template names the kind of request (`manifests/{reference}`, `blobs/{digest}`).
+        kind = path.split("/", 1)[0]
+        with _TRACER.start_as_current_span(
+            f"{method} /v2/{{name}}/{kind}/{{reference}}",
+            attributes={
+                "http.request.method": method,
+                "server.address": reference.api_host,
+                "url.full": url,
+                "oci.repository": reference.repository,
+            },
+            kind=trace.SpanKind.CLIENT,
+        ) as span:
+            last = ""
+            for attempt in range(1, self._retry.attempts + 1):
+                if attempt > 1:
+                    self.statistics.retries += 1
+                    span.set_attribute("http.request.resend_count", attempt - 1)
+                    await self._retry.sleep(self._retry.delay(attempt - 1))
+                try:
+                    return await once()
+                except _Retry as retry:
+                    last = retry.reason
+                except aiohttp.ClientSSLError as error:
+                    raise TLSVerificationFailed(f"{what}: TLS with the registry failed: {error}") from None
+                except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as error:
+                    last = f"{type(error).__name__}"
+            raise TransientError(f"{what}: {last} (gave up after {self._retry.attempts} attempts)")
 
     async def _answer(
         self,

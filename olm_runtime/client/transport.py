@@ -25,8 +25,10 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from multidict import CIMultiDict
+from opentelemetry import trace
 
-from olm_runtime.client import _metrics, errors
+from olm_runtime import tracing
+from olm_runtime.client import _metrics, _spans, errors
 from olm_runtime.client.config import RestConfig
 
 __all__ = ["Requester", "Transport"]
@@ -135,7 +137,9 @@ class Transport:
             self._pools[key] = _Pool(config)
         self._pool = self._pools[key]
         self._base = config.server.rstrip("/")
-        self._host = urlsplit(config.server).netloc
+        split = urlsplit(config.server)
+        self._host = split.netloc
+        self._address = (split.hostname or "", split.port or (443 if split.scheme == "https" else 80))
 
     @classmethod
     async def create(cls, config: RestConfig) -> Transport:
@@ -204,32 +208,66 @@ class Transport:
         """
         method = method.upper()
         refreshed, throttled = False, 0
-        while True:
-            status, data, response_headers = await self._send(
-                method=method,
-                path=path,
-                params=params,
-                body=body,
-                content_type=content_type,
-                headers=headers,
-                timeout=timeout,
-            )
-            if status < 400:
-                return data
-            if self._should_refresh_token(status, refreshed):
-                refreshed = True
-                continue
-            error = errors.from_response(status, data, response_headers)
-            if (
-                isinstance(error, errors.TooManyRequests)
-                and method in _IDEMPOTENT
-                and throttled < self.config.throttle_retries
-            ):
-                throttled += 1
-                wait = 1.0 if error.retry_after is None else error.retry_after
-                await asyncio.sleep(min(wait, _MAX_THROTTLE_WAIT))
-                continue
-            raise error
+        with self._span(method, path, params) as span:
+            while True:
+                status, data, response_headers = await self._send(
+                    method=method,
+                    path=path,
+                    params=params,
+                    body=body,
+                    content_type=content_type,
+                    headers=headers,
+                    timeout=timeout,
+                )
+                span.set_attribute("http.response.status_code", status)
+                if status < 400:
+                    return data
+                if self._should_refresh_token(status, refreshed):
+                    refreshed = True
+                    continue
+                error = errors.from_response(status, data, response_headers)
+                if (
+                    isinstance(error, errors.TooManyRequests)
+                    and method in _IDEMPOTENT
+                    and throttled < self.config.throttle_retries
+                ):
+                    throttled += 1
+                    wait = 1.0 if error.retry_after is None else error.retry_after
+                    await asyncio.sleep(min(wait, _MAX_THROTTLE_WAIT))
+                    continue
+                span.set_attribute("error.type", str(status))
+                raise error
+
+    @contextlib.contextmanager
+    def _span(self, method: str, path: str, params: Mapping[str, str] | None) -> Iterator[trace.Span]:
+        """A client span for one request, made only inside another span: calls outside any (lease
+        renewals, informer lists) would each start a trace of their own and drown the real ones.
+        An exception leaving it marks it as failed; `error.type` names a transport failure's class."""
+        if not trace.get_current_span().is_recording():
+            yield trace.INVALID_SPAN
+            return
+        call = _spans.describe(method, path, params)
+        attributes: dict[str, str | int] = {
+            "http.request.method": method,
+            "server.address": self._address[0],
+            "server.port": self._address[1],
+            "url.path": path,
+            "k8s.verb": call.verb,
+        }
+        if call.resource:
+            attributes["k8s.resource"] = call.resource
+        if call.namespace:
+            attributes["k8s.namespace.name"] = call.namespace
+        if call.name:
+            attributes["k8s.object.name"] = call.name
+        with tracing.tracer().start_as_current_span(
+            call.span_name, kind=trace.SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            try:
+                yield span
+            except (TimeoutError, errors.TransportError) as e:
+                span.set_attribute("error.type", type(e).__name__)
+                raise
 
     async def _send(
         self,

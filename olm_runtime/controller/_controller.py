@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from opentelemetry import trace
+
 from olm_runtime import logging, tracing, workqueue
 from olm_runtime.client import errors
 from olm_runtime.clock import REAL, Clock
@@ -49,13 +51,16 @@ class Controller:
         sources: Sequence[Source],
         options: Options = Options(),
         clock: Clock = REAL,
+        kind: str | None = None,
     ) -> None:
+        """`kind` names the reconciled objects' kind in each reconcile's span and log lines."""
         if options.max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
         self.name = name
         self.reconciler = reconciler
         self.sources = tuple(sources)
         self.options = options
+        self.kind = kind
         self.queue: workqueue.RateLimitingQueue[Request] = workqueue.RateLimitingQueue(
             name=name, rate_limiter=options.rate_limiter, clock=clock
         )
@@ -100,12 +105,17 @@ class Controller:
         """Run the reconciler for one request and requeue it as the outcome says."""
         name, family = self.name, CONTROLLER
         reconcile_id = uuid.uuid4().hex[:16]
-        attributes = {"controller": name, "object.name": request.name, "object.namespace": request.namespace}
+        identity = {"controller": name, "object": str(request), "reconcile_id": reconcile_id}
+        attributes = {"controller": name, "object.name": request.name, "reconcile.id": reconcile_id}
+        if request.namespace:
+            attributes["object.namespace"] = request.namespace
+        if self.kind is not None:
+            identity["kind"] = attributes["object.kind"] = self.kind
         family.active_workers.labels(name).inc()
         started = time.monotonic()
         with (
-            logging.bound(controller=name, object=str(request), reconcile_id=reconcile_id),
             tracing.tracer().start_as_current_span(f"reconcile {name}", attributes=attributes) as span,
+            logging.bound(**identity),
         ):
             result_label = ReconcileResult.ERROR
             deadline = asyncio.timeout(self.options.reconcile_timeout)
@@ -116,6 +126,7 @@ class Controller:
                 family.reconcile_errors.labels(name).inc()
                 family.terminal_reconcile_errors.labels(name).inc()
                 _log.error("reconcile failed terminally", reason=err.reason, error=err.message)
+                span.set_status(trace.StatusCode.ERROR, f"{err.reason}: {err.message}")
                 self.queue.forget(request)
             except TimeoutError as err:
                 family.reconcile_errors.labels(name).inc()
@@ -124,6 +135,7 @@ class Controller:
                     _log.error("reconcile timed out", timeout=self.options.reconcile_timeout)
                 else:
                     _log.error("reconcile failed", error=str(err) or type(err).__name__)
+                span.set_status(trace.StatusCode.ERROR, "timed out")
                 self.queue.add_rate_limited(request)
             except Exception as err:
                 family.reconcile_errors.labels(name).inc()
@@ -133,6 +145,7 @@ class Controller:
                     family.reconcile_panics.labels(name).inc()
                     _log.exception("reconcile raised an unexpected exception")
                 span.record_exception(err)
+                span.set_status(trace.StatusCode.ERROR, str(err) or type(err).__name__)
                 self.queue.add_rate_limited(request)
             else:
                 self.queue.forget(request)

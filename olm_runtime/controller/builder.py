@@ -145,7 +145,11 @@ class Builder:
             if isinstance(source, Kind):
                 await source.prepare()  # warm standby: the cache runs it before the election
         controller = Controller(
-            name=name, reconciler=reconciler, sources=self._sources, options=self._options
+            name=name,
+            reconciler=reconciler,
+            sources=self._sources,
+            options=self._options,
+            kind=self._for.kind if self._for else None,
         )
         self._manager.add(controller)
         return controller

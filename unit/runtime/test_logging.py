@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import structlog
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from olm_runtime import logging
+from olm_runtime import logging, tracing
+from unit.runtime.controller.conftest import span_exporter
+
+__all__ = ["span_exporter"]
 
 
 @pytest.fixture
 def configured(capsys: pytest.CaptureFixture[str]) -> Iterator[pytest.CaptureFixture[str]]:
-    """Yields capsys; the test calls `configure` (the writer is bound to the `sys.stderr` of that
-    moment, and pytest swaps it between fixture setup and the test). Defaults come back afterwards."""
+    """Yields capsys; the test calls `configure`. Defaults come back afterwards."""
     try:
         yield capsys
     finally:
@@ -112,3 +117,52 @@ def test_the_console_format_is_plain_text(configured: pytest.CaptureFixture[str]
     assert "started" in err
     assert "port=8080" in err
     assert not err.lstrip().startswith("{")
+
+
+def test_the_text_format_is_the_console_format(configured: pytest.CaptureFixture[str]) -> None:
+    logging.configure(format="text", level="info")
+    logging.get_logger("olm_runtime.test").info("started", port=8080)
+    err = configured.readouterr().err
+    assert "started" in err
+    assert "port=8080" in err
+    assert not err.lstrip().startswith("{")
+
+
+def test_lines_inside_a_span_carry_its_trace_and_span_ids(
+    configured: pytest.CaptureFixture[str], span_exporter: InMemorySpanExporter
+) -> None:
+    configure_json()
+    log = logging.get_logger("olm_runtime.test")
+    log.info("before")
+    with tracing.span("unit/outer") as outer:
+        log.info("in outer")
+        with tracing.span("unit/inner") as inner:
+            structlog.get_logger().info("in inner, from a library")
+    before, in_outer, in_inner = json_lines(configured)
+    assert "trace_id" not in before
+    assert "span_id" not in before
+    trace_id = format(outer.get_span_context().trace_id, "032x")
+    assert (in_outer["trace_id"], in_outer["span_id"]) == (
+        trace_id,
+        format(outer.get_span_context().span_id, "016x"),
+    )
+    assert (in_inner["trace_id"], in_inner["span_id"]) == (
+        trace_id,
+        format(inner.get_span_context().span_id, "016x"),
+    )
+
+
+def test_lines_go_to_the_stderr_of_the_moment_they_are_written(
+    configured: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream swapped in after `configure` (and closed later by whoever swapped it) is never
+    written to once it is gone."""
+    configure_json()
+    replaced = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", replaced)
+    structlog.get_logger("swap").info("while replaced")
+    monkeypatch.undo()
+    assert json.loads(replaced.getvalue())["event"] == "while replaced"
+    replaced.close()
+    structlog.get_logger("swap").info("after")
+    assert [line["event"] for line in json_lines(configured)] == ["after"]

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import aiohttp
 import orjson
+from opentelemetry import trace
 
 from olm.api import conditions as api
 from olm.operator_controller.catalogs._content import PackageContent, parse_lines, wanted
@@ -22,7 +24,7 @@ from olm.operator_controller.catalogs._errors import (
     CatalogUnreachable,
     MalformedCatalog,
 )
-from olm_runtime import conditions
+from olm_runtime import conditions, tracing
 
 __all__ = ["CatalogClient", "CatalogRef", "ClientOptions", "Statistics"]
 
@@ -87,6 +89,10 @@ class Statistics:
     """Requests answered 304 (content reused from an older digest)."""
     hits: int = 0
     """`get_package` calls answered from memory without a request."""
+    misses: int = 0
+    """`get_package` calls that sent requests (revalidations answered 304 included)."""
+    fetched_bytes: int = 0
+    """Bytes of response bodies received, after gzip decoding."""
     fallbacks: int = 0
     """Packages read from `all` because `metas` was not supported."""
     cached_bytes: int = 0
@@ -160,6 +166,7 @@ class CatalogClient:
                 # the caller that was fetching was cancelled, not this one: fetch again
         future: asyncio.Future[PackageContent] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
+        self._stats.misses += 1
         try:
             content = await self._fetch(ref, package)
         except Exception as err:
@@ -234,17 +241,22 @@ class CatalogClient:
             headers["If-None-Match"] = etag
         session = self._session_or_create()
         self._stats.requests += 1
-        try:
-            async with session.get(url, headers=headers, timeout=self._timeout()) as response:
-                if response.status in (304, *_FALLBACK_STATUSES):
-                    return response.status, response.headers.get("ETag", ""), b""
-                _check_status(catalog, response.status, await _excerpt(response))
-                _check_digest(ref, response.headers.get(DIGEST_HEADER))
-                return response.status, response.headers.get("ETag", ""), await response.read()
-        except CatalogClientError:
-            raise
-        except (aiohttp.ClientError, TimeoutError, ssl.SSLError, OSError) as err:
-            raise CatalogUnreachable(catalog, _unreachable(catalog, err)) from err
+        with _span(ref, url, headers) as span:
+            try:
+                async with session.get(url, headers=headers, timeout=self._timeout()) as response:
+                    span.set_attribute("http.response.status_code", response.status)
+                    if response.status in (304, *_FALLBACK_STATUSES):
+                        return response.status, response.headers.get("ETag", ""), b""
+                    _check_status(catalog, response.status, await _excerpt(response))
+                    _check_digest(ref, response.headers.get(DIGEST_HEADER))
+                    body = await response.read()
+                    self._stats.fetched_bytes += len(body)
+                    return response.status, response.headers.get("ETag", ""), body
+            except CatalogClientError:
+                raise
+            except (aiohttp.ClientError, TimeoutError, ssl.SSLError, OSError) as err:
+                span.set_attribute("error.type", type(err).__name__)
+                raise CatalogUnreachable(catalog, _unreachable(catalog, err)) from err
 
     async def _from_all(self, ref: CatalogRef, package: str) -> tuple[PackageContent, int]:
         self._stats.fallbacks += 1
@@ -252,24 +264,27 @@ class CatalogClient:
         session = self._session_or_create()
         self._stats.requests += 1
         kept: list[bytes] = []
-        try:
-            async with session.get(
-                url, headers={"Accept-Encoding": "gzip"}, timeout=self._timeout()
-            ) as response:
-                if response.status == 404:
-                    raise CatalogNotServing(ref.name, "the content server answered 404")
-                _check_status(ref.name, response.status, await _excerpt(response))
-                _check_digest(ref, response.headers.get(DIGEST_HEADER))
-                tail = b""
-                async for chunk in response.content.iter_chunked(self.options.chunk_bytes):
-                    lines = (tail + chunk).split(b"\n")
-                    tail = lines.pop()
-                    kept.extend(await asyncio.to_thread(_select, lines, package))
-                kept.extend(_select([tail], package))
-        except CatalogClientError:
-            raise
-        except (aiohttp.ClientError, TimeoutError, ssl.SSLError, OSError) as err:
-            raise CatalogUnreachable(ref.name, _unreachable(ref.name, err)) from err
+        headers = {"Accept-Encoding": "gzip"}
+        with _span(ref, url, headers) as span:
+            try:
+                async with session.get(url, headers=headers, timeout=self._timeout()) as response:
+                    span.set_attribute("http.response.status_code", response.status)
+                    if response.status == 404:
+                        raise CatalogNotServing(ref.name, "the content server answered 404")
+                    _check_status(ref.name, response.status, await _excerpt(response))
+                    _check_digest(ref, response.headers.get(DIGEST_HEADER))
+                    tail = b""
+                    async for chunk in response.content.iter_chunked(self.options.chunk_bytes):
+                        self._stats.fetched_bytes += len(chunk)
+                        lines = (tail + chunk).split(b"\n")
+                        tail = lines.pop()
+                        kept.extend(await asyncio.to_thread(_select, lines, package))
+                    kept.extend(_select([tail], package))
+            except CatalogClientError:
+                raise
+            except (aiohttp.ClientError, TimeoutError, ssl.SSLError, OSError) as err:
+                span.set_attribute("error.type", type(err).__name__)
+                raise CatalogUnreachable(ref.name, _unreachable(ref.name, err)) from err
         content = await asyncio.to_thread(parse_lines, ref.name, package, kept)
         return content, sum(map(len, kept))
 
@@ -307,6 +322,24 @@ class CatalogClient:
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context))
             self._owns_session = True
         return self._session
+
+
+@contextlib.contextmanager
+def _span(ref: CatalogRef, url: str, headers: dict[str, str]) -> Iterator[trace.Span]:
+    """A client span for one request to catalogd, whose `traceparent` goes out in `headers` so
+    catalogd's server span for it is this span's child: one install is one trace."""
+    parts = urlsplit(url)
+    endpoint = parts.path.rsplit("/", 1)[-1]
+    attributes: dict[str, str | int] = {
+        "http.request.method": "GET",
+        "server.address": parts.hostname or "",
+        "server.port": parts.port or 443,
+        "url.full": url,
+        "olm.catalog": ref.name,
+    }
+    with tracing.span(f"GET catalogd {endpoint}", attributes, kind=trace.SpanKind.CLIENT) as span:
+        tracing.inject(headers)
+        yield span
 
 
 def _select(lines: list[bytes], package: str) -> list[bytes]:

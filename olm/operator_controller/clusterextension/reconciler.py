@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from olm.api.clusterextension import ClusterExtension
 from olm.api.kinds import CLUSTER_EXTENSION
+from olm.operator_controller import metrics
 from olm.operator_controller.catalogs import CatalogClient
 from olm.operator_controller.clusterextension import removal, status
 from olm.operator_controller.clusterextension.options import Options
@@ -18,7 +19,7 @@ from olm.operator_controller.clusterextension.removal import Removal
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.steps import Pipeline
 from olm.operator_controller.unpack.unpacker import BundleUnpacker
-from olm_runtime import cache, controller, events, finalizers
+from olm_runtime import cache, controller, events, finalizers, tracing
 from olm_runtime.client import Client, errors
 from olm_runtime.controller import Steps
 
@@ -47,6 +48,7 @@ class Reconciler:
             options=options,
         )
         self.removal = Removal(self.context)
+        self.install_clock = metrics.InstallClock()
         pipeline = Pipeline(self.context)
         self.steps = Steps[State](
             CONTROLLER_NAME,
@@ -70,19 +72,27 @@ class Reconciler:
             cached = await context.reader.get(CLUSTER_EXTENSION, request.name)
         except errors.NotFound:
             context.memory.resolved.pop(request.name, None)
+            self.install_clock.forget(request.name)
+            metrics.forget(request.name)
             return controller.Result()
         extension = cache.mutable_copy(cached)
         if finalizers.is_being_deleted(extension):
             return await self.removal.finalize(extension)
         extension = await removal.ensure_finalizers(context.client, extension)
         state = State(extension=extension, spec=ClusterExtension.from_dict(extension))
-        await self.steps.run(state, key=request.name)
-        await status.write(
-            context.client,
-            context.recorder,
-            state.extension,
-            state.states,
-            failure=state.failure,
-            deprecation=state.deprecation,
-        )
+        ran = await self.steps.run(state, key=request.name)
+        metrics.observe_resolution(ran)
+        before = (extension.get("status") or {}).get("conditions") or []
+        with tracing.span(f"{CONTROLLER_NAME}/status"):
+            report = await status.write(
+                context.client,
+                context.recorder,
+                state.extension,
+                state.states,
+                failure=state.failure,
+                deprecation=state.deprecation,
+            )
+        metrics.CONDITIONS.set(request.name, report.conditions)
+        metrics.set_revisions(request.name, state.states)
+        self.install_clock.observe(extension, before, report.conditions)
         return controller.Result(requeue_after=state.requeue_after)

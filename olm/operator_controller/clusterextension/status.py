@@ -189,8 +189,9 @@ async def write(
     *,
     failure: Failure | None,
     deprecation: Deprecation | None,
-) -> None:
-    """Patch the extension's status to what `compute` says, recording events for what changed."""
+) -> Report:
+    """Patch the extension's status to what `compute` says, recording events for what changed;
+    returns what was reported."""
     current = extension.get("status") or {}
     existing = current.get("conditions") or []
     report = compute(
@@ -208,10 +209,10 @@ async def write(
         patch["install"] = report.install
     if report.active_revisions != (current.get("activeRevisions") or []):
         patch["activeRevisions"] = report.active_revisions or None
-    if not patch:
-        return
-    with contextlib.suppress(errors.NotFound):
-        await client.patch_status(CLUSTER_EXTENSION, extension["metadata"]["name"], {"status": patch})
+    if patch:
+        with contextlib.suppress(errors.NotFound):
+            await client.patch_status(CLUSTER_EXTENSION, extension["metadata"]["name"], {"status": patch})
+    return report
 
 
 def _record_events(

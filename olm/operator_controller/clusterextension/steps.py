@@ -19,7 +19,7 @@ from olm.api import conditions as api
 from olm.api import names
 from olm.api.clusterextension import CRDUpgradeSafetyEnforcement
 from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm.operator_controller import applier
+from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.applier.revisions import Revision, RevisionStates
 from olm.operator_controller.catalogs.gathering import gather
@@ -34,7 +34,7 @@ from olm.operator_controller.render import (
 )
 from olm.operator_controller.resolve import Installed, ResolutionError, ResolvedBundle, resolve
 from olm.operator_controller.unpack.unpacker import UnpackError
-from olm_runtime import events
+from olm_runtime import events, tracing
 from olm_runtime.client import errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next
 
@@ -153,7 +153,8 @@ class Pipeline:
         source = state.spec.spec.source.catalog
         if source is None:  # the API's union rule makes this impossible; be explicit anyway
             return self._fail(state, api.REASON_BLOCKED, "spec.source.catalog is required", retry=False)
-        gathered = await gather(self.reader, self.catalog_client, source)
+        with tracing.span("clusterextension/gather_catalogs"):
+            gathered = await gather(self.reader, self.catalog_client, source)
         installed = state.states.installed
         installed_bundle = installed.bundle if installed is not None else None
         if not gathered.contents and installed_bundle is not None:
@@ -174,9 +175,10 @@ class Pipeline:
                 else None,
                 gathered.contents,
                 skipped=gathered.skipped,
+                not_selected=gathered.not_selected,
             )
         except ResolutionError as err:
-            # The resolver names the skipped catalogs where they matter (no bundle, ambiguity).
+            # The message says catalog by catalog why nothing was found, and what to change.
             return self._fail(state, api.REASON_RETRYING, str(err))
         state.bundle = resolution.bundle
         state.deprecation = resolution.deprecation
@@ -269,7 +271,9 @@ class Pipeline:
         """CRD upgrade safety against the CRDs that exist (unless `enforcement: None`)."""
         install = state.spec.spec.install
         safety = install.preflight.crd_upgrade_safety if install and install.preflight else None
+        check = metrics.PreflightCheck.CRD_UPGRADE_SAFETY
         if safety is not None and safety.enforcement is CRDUpgradeSafetyEnforcement.NONE:
+            metrics.preflight_ran(check, metrics.PreflightResult.SKIPPED)
             return CONTINUE
         existing: dict[str, dict[str, Any]] = {}
         for obj in state.objects:
@@ -281,12 +285,15 @@ class Pipeline:
         try:
             crdupgradesafety.check(state.objects, existing)
         except crdupgradesafety.CRDUpgradeSafetyError as err:
+            metrics.preflight_ran(check, metrics.PreflightResult.FAILED)
             return self._fail(state, api.REASON_RETRYING, _for_bundle(state, str(err)))
+        metrics.preflight_ran(check, metrics.PreflightResult.PASSED)
         return CONTINUE
 
     async def check_permissions(self, state: State) -> Next:
         """The ServiceAccount may do everything the new revision needs, or every missing permission
         is reported and nothing is created."""
+        check = metrics.PreflightCheck.PERMISSIONS
         try:
             missing = await permissions.missing_permissions(
                 self.client,
@@ -295,10 +302,13 @@ class Pipeline:
                 objects=state.objects,
             )
         except permissions.PermissionCheckError as err:
+            metrics.preflight_ran(check, metrics.PreflightResult.ERROR)
             return self._fail(state, api.REASON_RETRYING, _for_bundle(state, str(err)))
         if missing:
+            metrics.preflight_ran(check, metrics.PreflightResult.FAILED)
             message = str(permissions.MissingPermissionsError(missing))
             return self._fail(state, api.REASON_RETRYING, _for_bundle(state, message))
+        metrics.preflight_ran(check, metrics.PreflightResult.PASSED)
         return CONTINUE
 
     async def apply(self, state: State) -> Next:

@@ -24,7 +24,7 @@ from olm.operator_controller.clusterobjectset import ownership, probes
 from olm.operator_controller.clusterobjectset.sources import ResolvedObject, ResolvedPhase
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, WatchUnavailable
-from olm_runtime import ownerrefs
+from olm_runtime import ownerrefs, tracing
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, PatchType, errors
 from olm_runtime.client.client import object_kind
 
@@ -93,32 +93,41 @@ class Rollout:
         checks: Sequence[probes.Probe],
     ) -> Outcome:
         for phase in phases:
-            try:
-                planned = await asyncio.gather(*(self._plan(o, me, siblings) for o in phase.objects))
-            except PhaseFailed as e:
-                return Outcome(OutcomeKind.RETRYING, f'phase "{phase.name}": {e}')
-            collisions = [
-                f"{probes.object_label(p.source.manifest)} {p.verdict.message}"
-                for p in planned
-                if p.verdict.action is ownership.Action.COLLISION
-            ]
-            if collisions:
-                return Outcome(OutcomeKind.RETRYING, collision_message(phase.name, collisions))
-            results = await asyncio.gather(*(self._apply(p, me) for p in planned), return_exceptions=True)
-            problems = [str(r) for r in results if isinstance(r, PhaseFailed)]
-            for result in results:
-                if isinstance(result, BaseException) and not isinstance(result, PhaseFailed):
-                    raise result
-            if problems:
-                return Outcome(OutcomeKind.RETRYING, f'phase "{phase.name}":\n{_listing(problems)}')
-            failing = [
-                f"{probes.object_label(obj)}: {' and '.join(messages)}"
-                for obj in results
-                if isinstance(obj, dict) and (messages := probes.check(obj, checks))
-            ]
-            if failing:
-                return Outcome(OutcomeKind.ROLLING_OUT, probe_message(phase.name, failing))
-            self.on_phase_done(phase.name)
+            # One span per phase; its probes get their own, so a rollout waiting on a probe shows
+            # which phase and how many objects are not there yet.
+            with tracing.span(
+                f"clusterobjectset/phase {phase.name}", {"phase": phase.name, "objects": len(phase.objects)}
+            ):
+                try:
+                    planned = await asyncio.gather(*(self._plan(o, me, siblings) for o in phase.objects))
+                except PhaseFailed as e:
+                    return Outcome(OutcomeKind.RETRYING, f'phase "{phase.name}": {e}')
+                collisions = [
+                    f"{probes.object_label(p.source.manifest)} {p.verdict.message}"
+                    for p in planned
+                    if p.verdict.action is ownership.Action.COLLISION
+                ]
+                if collisions:
+                    return Outcome(OutcomeKind.RETRYING, collision_message(phase.name, collisions))
+                results = await asyncio.gather(*(self._apply(p, me) for p in planned), return_exceptions=True)
+                problems = [str(r) for r in results if isinstance(r, PhaseFailed)]
+                for result in results:
+                    if isinstance(result, BaseException) and not isinstance(result, PhaseFailed):
+                        raise result
+                if problems:
+                    return Outcome(OutcomeKind.RETRYING, f'phase "{phase.name}":\n{_listing(problems)}')
+                with tracing.span(
+                    f"clusterobjectset/probe {phase.name}", {"phase": phase.name}
+                ) as probe_span:
+                    failing = [
+                        f"{probes.object_label(obj)}: {' and '.join(messages)}"
+                        for obj in results
+                        if isinstance(obj, dict) and (messages := probes.check(obj, checks))
+                    ]
+                    probe_span.set_attribute("failing", len(failing))
+                if failing:
+                    return Outcome(OutcomeKind.ROLLING_OUT, probe_message(phase.name, failing))
+                self.on_phase_done(phase.name)
         return Outcome(OutcomeKind.SUCCEEDED)
 
     async def _plan(

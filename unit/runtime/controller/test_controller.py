@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import structlog
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -471,13 +472,42 @@ async def test_every_reconcile_runs_in_a_span_named_after_the_controller(
 
     await until(lambda: len(reconcile_spans()) == 2, "both spans to end")
     failed, succeeded = reconcile_spans()
-    assert dict(failed.attributes or {}) == {
+    attributes = dict(failed.attributes or {})
+    assert attributes == {
         "controller": harness.name,
         "object.name": "a",
         "object.namespace": "ns",
+        "reconcile.id": attributes["reconcile.id"],
     }
+    assert len(str(attributes["reconcile.id"])) == 16
+    assert (succeeded.attributes or {})["reconcile.id"] != attributes["reconcile.id"]
+    assert failed.status.status_code is trace.StatusCode.ERROR
     assert [e.name for e in failed.events] == ["exception"]
     assert succeeded.events == ()
+
+
+async def test_a_controller_that_knows_its_kind_names_it_in_the_span_and_the_log_context(
+    run: Callable[[Harness], None], span_exporter: InMemorySpanExporter
+) -> None:
+    contexts: list[dict[str, object]] = []
+
+    async def fn(request: Request) -> Result:
+        contexts.append(structlog.contextvars.get_contextvars())
+        return Result()
+
+    harness = Harness(fn)
+    harness.controller.kind = "Widget"
+    run(harness)
+    harness.events.put_nowait(event("a"))
+    await until(lambda: len(contexts) == 1, "the reconcile")
+    await until(
+        lambda: any(s.name == f"reconcile {harness.name}" for s in span_exporter.get_finished_spans()),
+        "the span to end",
+    )
+    (span,) = [s for s in span_exporter.get_finished_spans() if s.name == f"reconcile {harness.name}"]
+    assert (span.attributes or {})["object.kind"] == "Widget"
+    assert contexts[0]["kind"] == "Widget"
+    assert contexts[0]["reconcile_id"] == (span.attributes or {})["reconcile.id"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,85 @@
+"""Fixtures of the observability e2e tests: a real OpenTelemetry Collector and a catalogd and an
+operator-controller of their own that export to it.
+
+The processes are module-scoped and separate from `e2e/operator_controller`'s session pair, so
+tracing and JSON logs change nothing for other tests. Like every operator-controller, this pair
+reconciles every ClusterExtension of the cluster: this directory must not share a session with a
+live session pair (it sorts before `e2e/operator_controller`, so `pytest e2e` starts that pair
+only after this directory is done).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from e2e.operator_controller.conftest import installer, kube, olm_crds, pusher
+from hack.processes import CatalogdProcess, OperatorControllerProcess
+from olm_runtime.testing.collector import Collector, CollectorOptions
+from olm_runtime.testing.controlplane import ControlPlane
+
+__all__ = ["installer", "kube", "olm_crds", "pusher"]
+
+
+@dataclass(frozen=True)
+class Traced:
+    """The collector and the two processes exporting to it."""
+
+    collector: Collector
+    catalogd: CatalogdProcess
+    operator_controller: OperatorControllerProcess
+
+
+@pytest.fixture(scope="module")
+def collector(control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collector]:
+    options = CollectorOptions(
+        binary=control_plane_binaries / "otelcol", state_dir=tmp_path_factory.mktemp("otelcol")
+    )
+    with Collector(options) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+async def traced_catalogd(
+    control_plane: ControlPlane,
+    olm_crds: None,
+    collector: Collector,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[CatalogdProcess]:
+    process = CatalogdProcess(
+        control_plane,
+        tmp_path_factory.mktemp("catalogd"),
+        extra_args=("--log-format=json",),
+        env=collector.environment(),
+    )
+    async with process.running():
+        yield process
+
+
+@pytest.fixture(scope="module")
+async def traced_operator_controller(
+    control_plane: ControlPlane,
+    olm_crds: None,
+    collector: Collector,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[OperatorControllerProcess]:
+    process = OperatorControllerProcess(
+        control_plane,
+        tmp_path_factory.mktemp("operator-controller"),
+        extra_args=("--log-format=json",),
+        env=collector.environment(),
+    )
+    async with process.running():
+        yield process
+
+
+@pytest.fixture(scope="module")
+def traced(
+    collector: Collector,
+    traced_catalogd: CatalogdProcess,
+    traced_operator_controller: OperatorControllerProcess,
+) -> Traced:
+    return Traced(collector, traced_catalogd, traced_operator_controller)
