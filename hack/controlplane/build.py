@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,9 @@ class Target:
     `./controller` and `./cainjector`: names that say nothing beside kube-controller-manager)."""
     assets: tuple[str, ...] = ()
     """Files besides the binaries, taken from the pinned module's source (see `_write_asset`)."""
+    tags: tuple[str, ...] = field(default=(), repr=False)
+    """Go build tags (promtool's `remove_all_sd` leaves out the cloud service-discovery SDKs, which
+    rule checks never use and which were most of its cold build)."""
     stamp_kubernetes_version: bool = False
     """Link the pinned release into the version the binaries report: a plain `go build` of
     k8s.io/kubernetes reports v0.0.0-master, which a Node's kubeletVersion and /version would show."""
@@ -83,6 +86,15 @@ TARGETS = (
     ),
     Target(module="coredns", packages=(".",), binaries=("coredns",)),
     Target(module="pause", packages=(".",), binaries=("pause",)),
+    # An OpenTelemetry Collector (OTLP receiver, file exporter) that the tracing tests export to.
+    Target(module="otelcol", packages=(".",), binaries=("otelcol",)),
+    # promtool checks and unit-tests the alerting rules of manifests/monitoring.
+    Target(
+        module="promtool",
+        packages=("github.com/prometheus/prometheus/cmd/promtool",),
+        binaries=("promtool",),
+        tags=("remove_all_sd",),
+    ),
 )
 
 BUILD_RECIPE = "2"
@@ -158,8 +170,10 @@ def pin_key(root: Path) -> str:
 
 def target_key(target: Target, root: Path = GOMOD_DIR) -> str:
     """The key of one target's cache entry: its own wrapper module's files and how it is built."""
-    digest = hashlib.sha256(f"{BUILD_RECIPE}\0{target!r}\0{pin_key(root / target.module)}".encode())
-    return digest.hexdigest()[:16]
+    recipe = f"{BUILD_RECIPE}\0{target!r}\0{pin_key(root / target.module)}"
+    if target.tags:  # kept out of the repr so that adding the field left the other targets' keys alone
+        recipe += f"\0tags={','.join(target.tags)}"
+    return hashlib.sha256(recipe.encode()).hexdigest()[:16]
 
 
 def target_keys(targets: Iterable[Target] = TARGETS, root: Path = GOMOD_DIR) -> dict[str, str]:
@@ -231,13 +245,21 @@ def go_toolchain() -> str:
 
 
 def go_build(
-    module_dir: Path, packages: tuple[str, ...], output: Path, *, ldflags: tuple[str, ...] = ()
+    module_dir: Path,
+    packages: tuple[str, ...],
+    output: Path,
+    *,
+    ldflags: tuple[str, ...] = (),
+    tags: tuple[str, ...] = (),
 ) -> None:
     """`go build` main packages of a pinned module, statically, into `output`: an existing directory
     (go names each binary), or the binary's own path when one package is built."""
     target = str(output) if len(packages) == 1 and not output.is_dir() else f"{output}/"
     flags = " ".join(("-s -w", *ldflags))
-    cmd = [go_toolchain(), "build", "-trimpath", f"-ldflags={flags}", "-o", target, *packages]
+    cmd = [go_toolchain(), "build", "-trimpath", f"-ldflags={flags}", "-o", target]
+    if tags:
+        cmd.append(f"-tags={','.join(tags)}")
+    cmd.extend(packages)
     env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly -buildvcs=false"}
     result = subprocess.run(cmd, cwd=module_dir, env=env, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -345,11 +367,11 @@ def _build_target(go: str, target: Target, destination: Path) -> None:
     try:
         if target.rename:
             for package, name in zip(target.packages, target.binaries, strict=True):
-                go_build(module_dir, (package,), staging / name, ldflags=ldflags)
+                go_build(module_dir, (package,), staging / name, ldflags=ldflags, tags=target.tags)
         else:
             # The module directory is named after the wrapper, not the binary: name "." explicitly.
             output = staging / target.binaries[0] if target.packages == (".",) else staging
-            go_build(module_dir, target.packages, output, ldflags=ldflags)
+            go_build(module_dir, target.packages, output, ldflags=ldflags, tags=target.tags)
         for name in target.assets:
             _write_asset(go, name, staging / name)
         _place(staging, destination, target.outputs)

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from dataclasses import dataclass
 
 from olm import fbc, oci
+from olm.catalogd import metrics
 from olm.catalogd.storage import Storage, StoredCatalog
 from olm.catalogd.unpack import Unpacker, UnpackError
-from olm_runtime import controller
+from olm_runtime import controller, tracing
 
 _ADDRESS = re.compile(r"(?:read|write|dial) (?:tcp|udp)[46]? \S+(?: ?-> ?\S+)?: ")
 _TERMINAL_REGISTRY_ERRORS = (
@@ -92,11 +94,19 @@ class Content:
             stored = self.served(name, reference.digest)
             if stored is not None:
                 return Ensured(stored, unpacked=False)
+            started = time.monotonic()
+            result: metrics.UnpackResult | None = metrics.UnpackResult.ERROR
             try:
                 unpacked = await self.unpacker.unpack(name, reference)
-                stored = await self.storage.store(
-                    name, str(reference.digest), fbc.checked(fbc.iter_metas(unpacked.path))
-                )
+                with tracing.span("clustercatalog/store"):
+                    stored = await self.storage.store(
+                        name, str(reference.digest), fbc.checked(fbc.iter_metas(unpacked.path))
+                    )
+                result = metrics.UnpackResult.SUCCESS
+                metrics.UNPACK_SIZE.observe(stored.size)
+            except asyncio.CancelledError:
+                result = None  # stopped (shutdown, deletion), not failed
+                raise
             except UnpackError as error:
                 raise ContentError(sanitize(str(error)), terminal=True) from error
             except fbc.CatalogError as error:
@@ -112,6 +122,8 @@ class Content:
                     f"cannot store the content of {reference}: {error.strerror or error}", terminal=False
                 ) from error
             finally:
+                if result is not None:
+                    metrics.UNPACK_DURATION.labels(result.value).observe(time.monotonic() - started)
                 await asyncio.to_thread(self.unpacker.cleanup, name)
             return Ensured(stored, unpacked=True)
 

@@ -37,6 +37,7 @@ from olm import oci
 from olm.api import conditions as api_conditions
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG
+from olm.catalogd import metrics
 from olm.catalogd.content import Content, ContentError
 from olm_runtime import conditions, controller, events, finalizers
 from olm_runtime.cache import CacheReader
@@ -127,6 +128,7 @@ class CatalogReconciler:
             catalog = await self.reader.get(CLUSTER_CATALOG, request.name)
         except errors.NotFound:
             await self._stop_serving(request.name)  # deleted without our finalizer (GC does it too)
+            metrics.CONDITIONS.remove(request.name)
             return controller.Result()
         state = _State(catalog=dict(catalog), status=copy.deepcopy(catalog.get("status") or {}))
         try:
@@ -153,6 +155,7 @@ class CatalogReconciler:
         catalog = state.catalog
         if finalizers.is_being_deleted(catalog):
             await self._stop_serving(state.name)
+            metrics.CONDITIONS.remove(state.name)
             if finalizers.has_finalizer(catalog, names.DELETE_SERVER_CACHE_FINALIZER):
                 await finalizers.remove_finalizer(
                     self.client, CLUSTER_CATALOG, catalog, names.DELETE_SERVER_CACHE_FINALIZER
@@ -286,6 +289,7 @@ class CatalogReconciler:
         status = state.status
         if api_conditions.TYPE_SERVING not in {c.get("type") for c in status.get("conditions") or []}:
             self._serving(state, "False", api_conditions.REASON_UNAVAILABLE, MESSAGE_NOT_SERVING)
+        metrics.CONDITIONS.set(state.name, status.get("conditions") or [])
         if status == before:
             return
         patch: dict[str, Any] = {key: status.get(key) for key in set(before) | set(status)}

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from olm import oci, process, processflags, pullconfig, testing_seams
-from olm.operator_controller import clusterextension, clusterobjectset
+from olm.operator_controller import clusterextension, clusterobjectset, metrics
 from olm.operator_controller.catalogs import CatalogClient
 from olm.operator_controller.catalogs import ClientOptions as CatalogClientOptions
 from olm_runtime import logging
@@ -61,6 +61,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
         catalog_client = CatalogClient(
             CatalogClientOptions(ca_files=pullconfig.ca_files(args.catalogd_cas_dir))
         )
+        metrics.register_catalog_client(catalog_client.statistics)
         try:
             async with oci.RegistryClient(registry_options) as registry:
                 await clusterobjectset.setup_with_manager(

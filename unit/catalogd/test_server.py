@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
 import pytest
 import structlog
@@ -343,3 +344,31 @@ async def test_new_version_changes_validators_and_content(tmp_path: Path) -> Non
         await storage.delete("demo")
         async with running.session.get(url) as gone:
             assert gone.status == 404
+
+
+async def test_response_bytes_are_counted_by_endpoint_and_code(served: Served) -> None:
+    def sent(endpoint: str, code: str) -> float:
+        labels = {"endpoint": endpoint, "code": code}
+        return metrics.REGISTRY.get_sample_value("catalogd_http_response_bytes_total", labels) or 0.0
+
+    def headers_size(response: aiohttp.ClientResponse) -> int:
+        lines = [f"HTTP/1.1 {response.status} {response.reason}".encode()]
+        lines += [name + b": " + value for name, value in response.raw_headers]
+        return sum(len(line) + 2 for line in lines) + 2  # CRLF after each line and after the last
+
+    before = {key: sent(*key) for key in (("all", "200"), ("metas", "200"), ("all", "404"))}
+    async with served.session.get(f"{served.base}/demo/api/v1/all", headers=GZIP) as whole:
+        all_bytes = len(await whole.read())  # the session does not decompress: bytes on the wire
+        all_bytes += headers_size(whole)
+    async with served.session.get(f"{served.base}/demo/api/v1/metas?package=beta", headers=IDENTITY) as one:
+        metas_bytes = len(await one.read()) + headers_size(one)
+    async with served.session.get(f"{served.base}/gone/api/v1/all") as missing:
+        await missing.read()
+    assert sent("all", "200") - before[("all", "200")] == all_bytes
+    assert sent("metas", "200") - before[("metas", "200")] == metas_bytes
+    assert (
+        metrics.REGISTRY.get_sample_value(
+            "catalogd_http_response_bytes_total", {"endpoint": "all", "code": "404"}
+        )
+        == before[("all", "404")]
+    )

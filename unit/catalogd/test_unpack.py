@@ -20,6 +20,8 @@ from hack.images.layout import (
     catalog_image,
 )
 from olm import fbc, oci
+from olm.catalogd import metrics
+from olm.catalogd.content import Content, ContentError
 from olm.catalogd.storage import Storage
 from olm.catalogd.unpack import MissingConfigsLabel, Unpacker, UnpackError
 from unit.oci.fakeregistry import FakeRegistry, serve
@@ -184,3 +186,34 @@ def _fbc(root: Path, version: str = "1.0.0") -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "catalog.json").write_text(PACKAGE + CHANNEL + BUNDLE.replace("1.0.0", version))
     return root
+
+
+async def test_unpacks_are_timed_by_result_and_sized_once_per_digest(
+    registry: tuple[FakeRegistry, oci.RegistryClient], tmp_path: Path
+) -> None:
+    fake, client = registry
+    fake.push("catalogs/demo", "v1", catalog_image(_fbc(tmp_path / "fbc")))
+    fake.push("catalogs/demo", "broken", image(tar({"configs/c.json": PACKAGE})))
+    content = Content(client, Unpacker(client, tmp_path / "unpack"), Storage(tmp_path / "store"))
+
+    def sample(name: str, labels: dict[str, str] | None = None) -> float:
+        return metrics.REGISTRY.get_sample_value(name, labels or {}) or 0.0
+
+    def counts() -> tuple[float, float, float]:
+        duration = "catalogd_unpack_duration_seconds_count"
+        return (
+            sample(duration, {"result": "success"}),
+            sample(duration, {"result": "error"}),
+            sample("catalogd_unpack_size_bytes_sum"),
+        )
+
+    before = counts()
+    ensured = await content.ensure("demo", await content.resolve(ref(fake, "v1")))
+    again = await content.ensure("demo", await content.resolve(ref(fake, "v1")))  # served: no unpack
+    with pytest.raises(ContentError, match="not a catalog image"):
+        await content.ensure("other", await content.resolve(ref(fake, "broken")))
+    after = counts()
+    assert (ensured.unpacked, again.unpacked) == (True, False)
+    assert after[0] - before[0] == 1
+    assert after[1] - before[1] == 1
+    assert after[2] - before[2] == ensured.stored.size > 0
