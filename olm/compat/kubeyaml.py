@@ -13,7 +13,9 @@ this loader follows Kubernetes, because catalogs and manifests are written and t
   since sigs.k8s.io/yaml turns YAML into JSON with Go's encoder;
 - `!!binary` values become base64 strings (what encoding/json makes of bytes);
 - mapping keys become JSON strings (`1` -> "1", `true` -> "true", `1.0` -> "1"), converted before
-  insertion so `1:` and `true:` stay distinct; a sequence or mapping as a key is an error.
+  insertion so `1:` and `true:` stay distinct; a sequence or mapping as a key is an error;
+- a document whose aliases expand it out of all proportion to its text (a "billion laughs") is
+  an error, by go-yaml v2's rule, as is an anchor that holds an alias of itself.
 
 `iter_documents` reads a stream one document at a time (catalogs can be large); `load_documents`
 reads a whole manifest file, YAML or JSON. The parser is libyaml (`CSafeLoader`) when PyYAML was
@@ -84,6 +86,87 @@ class KubernetesLoader(_BaseLoader):  # type: ignore[misc]
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
 
+    aliased = False
+    """Whether the document being built used an alias (then its expansion is checked)."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects:  # built before: this is an alias of it
+            self.aliased = True
+        return super().construct_object(node, deep=deep)
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self.aliased = False
+        document = super().construct_document(node)
+        if self.aliased:  # the (costly) count runs only for documents that use aliases
+            _check_aliasing(node)
+        return document
+
+
+# go-yaml v2's guard against "billion laughs" documents: once more than 100 nodes were decoded
+# through aliases and more than 1000 in all, the share decoded through aliases may not pass this.
+_ALIAS_RATIO_LOW = 400_000
+_ALIAS_RATIO_HIGH = 4_000_000
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= _ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_RATIO_LOW) / (_ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _expanded_sizes(root: yaml.Node) -> dict[int, int]:
+    """Each node's size with its aliases expanded, by `id`; iterative, as documents nest deeply."""
+    sizes: dict[int, int] = {}
+    pending = {id(root)}
+    stack = [(root, iter(_children(root)))]
+    while stack:
+        node, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            pending.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(c)] for c in _children(node))
+        elif id(child) in pending:
+            raise yaml.constructor.ConstructorError(
+                None, None, "an anchor's value contains an alias of itself", child.start_mark
+            )
+        elif id(child) not in sizes:
+            pending.add(id(child))
+            stack.append((child, iter(_children(child))))
+    return sizes
+
+
+def _check_aliasing(root: yaml.Node) -> None:
+    """Refuse a document whose aliases expand it out of all proportion to its text, the way
+    go-yaml v2 counts: in document order, a node met again is an alias decoded in full."""
+    sizes = _expanded_sizes(root)
+    seen: set[int] = set()
+    decoded = aliased = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            decoded += 1 + sizes[id(node)]
+            aliased += sizes[id(node)]
+            if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+                raise yaml.constructor.ConstructorError(
+                    None, None, "document contains excessive aliasing", node.start_mark
+                )
+            continue
+        seen.add(id(node))
+        decoded += 1
+        stack.extend(reversed(_children(node)))
+
 
 def _json_number(value: float) -> float | int:
     """What a float becomes after Go's json.Marshal and an unstructured decode."""
@@ -141,7 +224,13 @@ def _construct_str(loader: Any, node: yaml.ScalarNode) -> str:
 
 def _construct_binary(loader: Any, node: yaml.ScalarNode) -> str:
     raw = "".join(str(loader.construct_scalar(node)).split())
-    return base64.b64encode(base64.b64decode(raw)).decode("ascii")
+    try:
+        decoded = base64.b64decode(raw)
+    except ValueError as error:  # binascii.Error: a YAML error like any other, with its place
+        raise yaml.constructor.ConstructorError(
+            None, None, f"failed to decode base64 data: {error}", node.start_mark
+        ) from None
+    return base64.b64encode(decoded).decode("ascii")
 
 
 KubernetesLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL, list("yYnNtTfFoO"))

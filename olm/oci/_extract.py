@@ -90,6 +90,8 @@ class _Run:
         if parts[: len(select)] != select and not _whiteout_covers(parts, select):
             stats.skipped += 1
             return
+        if "\0" in raw or "\0" in member.linkname:  # PAX headers can carry one; no file name can
+            raise UnsafeContent(f"{where}: a NUL character in a name is not allowed")
         if raw.startswith("/"):
             raise UnsafeContent(f"{where}: absolute paths are not allowed")
         if ".." in parts:
@@ -212,6 +214,8 @@ def _remove(path: Path) -> None:
 
 
 def _symlink(linkname: str, rel: tuple[str, ...], target: Path, dest: Path, where: str) -> None:
+    if not linkname:  # Linux cannot create one
+        raise UnsafeContent(f"{where}: symbolic link with an empty target is not allowed")
     if linkname.startswith("/"):
         raise UnsafeContent(f"{where}: symbolic link to an absolute path ({linkname!r}) is not allowed")
     resolved = posixpath.normpath(posixpath.join(*rel[:-1], linkname) if rel[:-1] else linkname)
@@ -237,19 +241,28 @@ def _hardlink(linkname: str, select: tuple[str, ...], dest: Path, target: Path, 
     source = _prepare(dest, parts[len(select) :], where)
     if source.is_symlink() or not source.is_file():
         raise UnsafeContent(f"{where}: hard link to {linkname!r}, which is not an extracted regular file")
+    if source == target:  # a link to itself: the file is there already (replacing it would delete it)
+        return
     if target.is_symlink() or target.exists():
         _remove(target)
     os.link(source, target)
 
 
 def verify_tree(dest: Path) -> None:
-    """Check the final tree: every symbolic link resolves inside `dest`."""
+    """Check the final tree: every symbolic link resolves, and inside `dest`.
+
+    A loop of links is refused too: whoever reads the tree next would fail on it.
+    """
     root = dest.resolve()
     for directory, dirnames, filenames in os.walk(dest):
         for name in (*dirnames, *filenames):
             path = Path(directory, name)
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
-                relative = path.relative_to(dest)
-                raise UnsafeContent(
-                    f"symbolic link {str(relative)!r} resolves outside the extracted directory"
-                )
+            if not path.is_symlink():
+                continue
+            relative = str(path.relative_to(dest))
+            try:
+                resolved = path.resolve()
+            except (RuntimeError, OSError):  # RuntimeError up to Python 3.12, OSError (ELOOP) after
+                raise UnsafeContent(f"symbolic link {relative!r} is part of a loop") from None
+            if not resolved.is_relative_to(root):
+                raise UnsafeContent(f"symbolic link {relative!r} resolves outside the extracted directory")

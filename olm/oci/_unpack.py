@@ -66,13 +66,13 @@ def _extract(pulled: PulledImage, final: Path, options: ExtractOptions) -> None:
     staging.mkdir()
     try:
         try:
-            statistics = apply_layers(_layers(pulled), staging, options)
+            apply_layers(_layers(pulled), staging, options)
         except _CORRUPT_LAYER as error:
             raise CorruptLayer(
                 "a layer is not a readable tar archive in its declared compression "
                 f"({type(error).__name__}: {error})"
             ) from None
-        if options.select and statistics.entries == 0:
+        if options.select and not any(staging.iterdir()):  # what the layers left, whiteouts applied
             raise EmptySelection(f"the directory {options.select!r} is missing or empty")
         try:
             os.rename(staging, final)

@@ -31,6 +31,10 @@ _VALID = re.compile(
     rf"^({_S}*({_OPS}){_S}*({_CV}){_S}*)((?:{_S}+|,{_S}*)({_OPS}){_S}*({_CV}){_S}*)*$", re.ASCII
 )
 _WILDCARDS = frozenset({"x", "X", "*"})
+# The grammar only ever asks for "some" or "any" whitespace, so one space may stand for each run.
+# Matching the collapsed text keeps `_VALID` linear: over long runs of whitespace, Python's
+# backtracking engine (unlike Go's) takes exponential time to fail.
+_SPACES = re.compile(rf"{_S}+", re.ASCII)
 
 
 class RangeError(ValueError):
@@ -162,7 +166,7 @@ def parse_range(text: str) -> Range:
     rewritten = _rewrite_hyphens(text)
     groups = []
     for segment in rewritten.split("||"):
-        if not _VALID.match(segment):
+        if not _VALID.match(_SPACES.sub(" ", segment)):
             raise RangeError(f"improper constraint: {_go_quote(segment)}")
         parts = [m.group(0) for m in _FIND.finditer(segment)] or [segment]
         groups.append(tuple(_parse_comparator(p) for p in parts))

@@ -124,7 +124,10 @@ def _expand_wildcard(part: str) -> list[str]:
 
 def _increment(version: str, index: int) -> str:
     segments = version.split(".")
-    segments[index] = str(int(segments[index]) + 1)
+    segment = segments[index]
+    if not (segment.isascii() and segment.isdigit()):  # blang's strconv.Atoi fails the same way
+        raise RangeError(f'strconv.Atoi: parsing "{segment}": invalid syntax')
+    segments[index] = str(int(segment) + 1)
     return ".".join(segments)
 
 

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import orjson
+
 __all__ = ["DEFAULT_PHASE", "PHASES", "GroupKind", "Phase", "group_kind", "phase_of", "sort_into_phases"]
 
 
@@ -108,7 +110,7 @@ def phase_of(obj: Mapping[str, Any]) -> str:
     return _BY_KIND.get(group_kind(obj), DEFAULT_PHASE)
 
 
-def _object_order(obj: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
+def _object_order(obj: Mapping[str, Any]) -> tuple[str, str, str, str, str, bytes]:
     api_version = str(obj.get("apiVersion", ""))
     group, _, version = api_version.rpartition("/")
     metadata = obj.get("metadata") or {}
@@ -118,6 +120,8 @@ def _object_order(obj: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
         str(obj.get("kind", "")),
         metadata.get("namespace") or "",
         metadata.get("name") or "",
+        # Two objects of one identity (a broken bundle) still sort the same whatever the input order.
+        orjson.dumps(obj, option=orjson.OPT_SORT_KEYS),
     )
 
 

@@ -103,7 +103,8 @@ class ClusterServiceVersion:
 
 def parse_csv(obj: dict[str, Any]) -> ClusterServiceVersion:
     """Decode a ClusterServiceVersion object (as read from the bundle)."""
-    name = str((obj.get("metadata") or {}).get("name") or "")
+    metadata = obj.get("metadata")
+    name = str(metadata.get("name") or "") if isinstance(metadata, dict) else ""
     try:
         return _parse(obj, name)
     except gotypes.GoTypeError as err:

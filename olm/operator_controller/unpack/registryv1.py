@@ -192,8 +192,13 @@ def _with_properties(csv: dict[str, Any], properties: list[dict[str, Any]]) -> d
     """Append bundle properties to the CSV's olm.properties annotation (Go-marshalled JSON)."""
     if not properties:
         return csv
-    metadata = dict(csv.get("metadata") or {})
-    annotations = dict(metadata.get("annotations") or {})
+    metadata = csv.get("metadata") or {}
+    annotations = (metadata.get("annotations") or {}) if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict):
+        raise BundleError(
+            "failed to unmarshal the ClusterServiceVersion: its metadata and annotations must be objects"
+        )
+    metadata, annotations = dict(metadata), dict(annotations)
     existing: list[Any] = []
     if PROPERTY_ANNOTATION in annotations:
         try:
@@ -202,8 +207,10 @@ def _with_properties(csv: dict[str, Any], properties: list[dict[str, Any]]) -> d
             raise BundleError(
                 f"failed to unmarshal csv.metadata.annotations['olm.properties']: {err}"
             ) from err
-        if not isinstance(existing, list):
-            raise BundleError("failed to unmarshal csv.metadata.annotations['olm.properties']: not a list")
+        if not isinstance(existing, list) or not all(isinstance(p, dict) for p in existing):
+            raise BundleError(
+                "failed to unmarshal csv.metadata.annotations['olm.properties']: not a list of objects"
+            )
         existing = [{"type": p.get("type", ""), "value": p.get("value")} for p in existing]
     merged = [*existing, *({"type": p["type"], "value": _sorted(p["value"])} for p in properties)]
     annotations[PROPERTY_ANNOTATION] = gojson.dumps(merged)
