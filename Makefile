@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install cluster-binaries cluster-up cluster-down cluster-status image fuzz
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install bench-tracing cluster-binaries cluster-up cluster-down cluster-status image fuzz
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -23,6 +23,7 @@ help:
 	@echo "make bench-cos      ClusterObjectSet rollout times and API requests (figures, not tests)"
 	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
 	@echo "make bench-install  operator-controller install and resolution times, memory, requests (figures)"
+	@echo "make bench-tracing  install time, CPU and memory of operator-controller with tracing off vs on (figures)"
 	@echo "make fuzz           coverage-guided fuzzing of the untrusted-input parsers (FUZZ_RUNS per target; not in make test)"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
@@ -101,6 +102,9 @@ bench-cos: deps
 
 bench-install: deps
 	$(UV_RUN) python -m hack.bench.install.run
+
+bench-tracing: deps
+	$(UV_RUN) python -m hack.bench.install.tracing
 
 # atheris (libFuzzer) on the parsers of untrusted input; corpus and findings under build/fuzz.
 FUZZ_RUNS ?= 100000

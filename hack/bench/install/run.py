@@ -20,7 +20,7 @@ stay unpublished) and prints:
    is divided by the growth of `controller_runtime_reconcile_total{controller="clusterextension"}`.
 
 Times are wall-clock seconds measured by polling every 100 ms from this process, which shares the
-machine with everything it started.
+machine with everything it started. Tracing's overhead on installs: `hack.bench.install.tracing`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import statistics
 import tempfile
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -401,18 +401,23 @@ def ms(values: Sequence[float]) -> str:
     return f"{statistics.median(values) * 1000:.1f} ms (min {min(values) * 1000:.1f}, n={len(values)})"
 
 
+async def prepare(kube: Client) -> None:
+    """The OLM CRDs and the system namespace, which both processes need before they start."""
+    await crds.install(kube, field_manager=FIELD_MANAGER)
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
+    }
+    await kube.apply(namespace, force=True)
+
+
 async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argparse.Namespace) -> None:
     report = Report()
     pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
     config = await load_config(kubeconfig=plane.kubeconfig)
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
-        await crds.install(kube, field_manager=FIELD_MANAGER)
-        namespace = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
-        }
-        await kube.apply(namespace, force=True)
+        await prepare(kube)
         cert_manager = CertManager(plane, workdir / "cert-manager")
         try:
             report.say(f"cert-manager ready in {await cert_manager.up():.1f}s")
@@ -524,13 +529,10 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--extensions", type=int, default=20, help="synthetic extensions to install")
-    parser.add_argument("--rounds", type=int, default=5, help="annotation patches per extension")
-    parser.add_argument("--runs", type=int, default=7, help="runs per resolution figure")
-    args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="bench-install-"))
+@contextlib.contextmanager
+def plane_and_registry(workdir: Path) -> Iterator[tuple[ControlPlane, Registry]]:
+    """A one-node control plane and a registry trusting its CA, up for the block (shared with
+    `hack.bench.install.tracing`, so both benches measure against the same setup)."""
     plane = ControlPlane(
         ControlPlaneOptions(
             binary_dir=build.ensure_binaries(),
@@ -548,11 +550,22 @@ def main() -> None:
         )
         registry.up()
         try:
-            asyncio.run(run(plane, registry, workdir, args))
+            yield plane, registry
         finally:
             registry.down()
     finally:
         plane.down()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--extensions", type=int, default=20, help="synthetic extensions to install")
+    parser.add_argument("--rounds", type=int, default=5, help="annotation patches per extension")
+    parser.add_argument("--runs", type=int, default=7, help="runs per resolution figure")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-install-"))
+    with plane_and_registry(workdir) as (plane, registry):
+        asyncio.run(run(plane, registry, workdir, args))
 
 
 if __name__ == "__main__":
