@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from olm.cli import main
-from olm.cli.commands import COMMANDS, catalog_object, catalog_patch
+from olm.cli.commands import catalog_object, catalog_patch
 from olm_runtime.testing.process import free_ports
 
 
@@ -57,7 +57,7 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
     assert "usage:" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", [*COMMANDS, "catalog", "package"])
+@pytest.mark.parametrize("command", [*main.COMMANDS, "catalog", "package"])
 def test_every_command_has_help_with_an_example(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main.main([*command.split(), "--help"])
