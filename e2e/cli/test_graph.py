@@ -15,25 +15,12 @@ from pathlib import Path
 
 from e2e.catalogd.conftest import Env, catalog_object, push_catalog, unique
 from e2e.cli.test_olmctl import Olmctl, write_demo_catalog
-from e2e.docs.png import decode
+from e2e.docs.png import blank_reason
 from hack.graphshots import CATALOG, screenshot, size_of
 from olm.api.kinds import CLUSTER_EXTENSION
 from olm.cli.main import EXIT_FAILED, EXIT_OK
 
 SAIL = "sailoperator"
-
-
-def _blank_reason(png: bytes, size: tuple[int, int]) -> str | None:
-    """Why the screenshot counts as blank, or None when it shows a drawing."""
-    image = decode(png)
-    assert (image.width, image.height) == size
-    colours = image.colours()
-    background_share = colours.most_common(1)[0][1] / (image.width * image.height)
-    if len(colours) < 8:
-        return f"only {len(colours)} colours"
-    if background_share > 0.97:
-        return f"{background_share:.1%} of the pixels are the background colour"
-    return None
 
 
 def _rendered(svg: str, directory: Path) -> str:
@@ -43,7 +30,7 @@ def _rendered(svg: str, directory: Path) -> str:
     svg_file.write_text(svg)
     size = size_of(svg)
     screenshot(svg_file, png_file, size)
-    reason = _blank_reason(png_file.read_bytes(), size)
+    reason = blank_reason(png_file.read_bytes(), size, max_background_share=0.97)
     assert reason is None, f"the graph renders blank: {reason}"
     return screenshot(svg_file, png_file, size, dump_dom=True)
 

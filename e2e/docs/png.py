@@ -85,3 +85,17 @@ def decode(data: bytes) -> Image:
         previous = _unfilter(raw[start], raw[start + 1 : start + 1 + stride], previous, channels)
         rows.append(previous)
     return Image(width, height, channels, rows)
+
+
+def blank_reason(png: bytes, size: tuple[int, int], *, max_background_share: float) -> str | None:
+    """Why a screenshot of `size` counts as blank (too few colours, or more than
+    `max_background_share` of its pixels the most common one), or None when it shows a drawing."""
+    image = decode(png)
+    assert (image.width, image.height) == size
+    colours = image.colours()
+    background_share = colours.most_common(1)[0][1] / (image.width * image.height)
+    if len(colours) < 8:
+        return f"only {len(colours)} colours"
+    if background_share > max_background_share:
+        return f"{background_share:.1%} of the pixels are the background colour"
+    return None

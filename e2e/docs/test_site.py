@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from e2e.docs.png import decode
+from e2e.docs.png import blank_reason
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT = 180.0
@@ -135,19 +135,6 @@ def _browse(url: str, profile: Path, *action: str) -> subprocess.CompletedProces
     return result
 
 
-def _blank_reason(png: bytes) -> str | None:
-    """Why the screenshot counts as blank, or None when it shows a rendered page."""
-    image = decode(png)
-    assert (image.width, image.height) == WINDOW
-    colours = image.colours()
-    background_share = colours.most_common(1)[0][1] / (image.width * image.height)
-    if len(colours) < 8:
-        return f"only {len(colours)} colours"
-    if background_share > 0.99:
-        return f"{background_share:.1%} of the pixels are the background colour"
-    return None
-
-
 @pytest.mark.parametrize(
     "page", [pytest.param(LANDING, id="landing"), pytest.param(REFERENCE, id="reference")]
 )
@@ -164,7 +151,7 @@ def test_page_renders_its_content(page: Page, base_url: str, tmp_path: Path) -> 
         screenshot.unlink(missing_ok=True)
         _browse(url, tmp_path / "profile-shot", f"--screenshot={screenshot}")
         assert screenshot.is_file(), f"chromium wrote no screenshot of {url}"
-        reason = _blank_reason(screenshot.read_bytes())
+        reason = blank_reason(screenshot.read_bytes(), WINDOW, max_background_share=0.99)
         if reason is None:
             return
         # Each capture takes seconds of its own; trying again until the deadline needs no sleep.

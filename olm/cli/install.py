@@ -34,7 +34,7 @@ from olm.cli.upgradepath import UpgradePath, upgrade_path
 from olm.operator_controller.resolve import Installed
 from olm_runtime.client import errors, kinds
 
-__all__ = ["COMMANDS", "add_commands", "blockers", "extension_object", "label_selector"]
+__all__ = ["COMMANDS", "add_commands", "blockers", "catalog_selector", "extension_object", "label_selector"]
 
 DEFAULT_TIMEOUT = 300
 GRANT_PROPAGATION_SECONDS = 10
@@ -104,7 +104,8 @@ def blockers(
     return found
 
 
-def _selector(args: argparse.Namespace) -> dict[str, Any] | None:
+def catalog_selector(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ClusterExtension's catalog selector from `--catalog` and `--catalog-selector`."""
     labels = dict(args.catalog_selector or ())
     if args.catalog:
         labels[names.METADATA_NAME_LABEL] = args.catalog
@@ -201,7 +202,7 @@ async def install(session: Session, args: argparse.Namespace) -> int:
     except errors.NotFound:
         pass
     await _require_catalog(session, args.catalog)
-    selector = _selector(args)
+    selector = catalog_selector(args)
     config = {"watchNamespace": args.watch_namespace} if args.watch_namespace else None
     plan = await plan_install(
         session,

@@ -13,10 +13,9 @@ from typing import Any
 
 import yaml
 
-from olm.api import names
 from olm.cli import render
 from olm.cli.commands import Command, Session
-from olm.cli.install import label_selector
+from olm.cli.install import catalog_selector, label_selector
 from olm.cli.leastprivilege import installer_rbac
 from olm.cli.parsing import Subparsers, command_parser, output_flag
 from olm.cli.plan import add_pull_flags, plan_install, pull_options
@@ -36,13 +35,6 @@ def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
 _Dumper.add_representer(list, _represent_list)
 
 
-def _selector(args: argparse.Namespace) -> dict[str, Any] | None:
-    labels = dict(args.catalog_selector or ())
-    if args.catalog:
-        labels[names.METADATA_NAME_LABEL] = args.catalog
-    return {"matchLabels": labels} if labels else None
-
-
 async def rbac(session: Session, args: argparse.Namespace) -> int:
     extension = args.extension_name or args.package
     config = {"watchNamespace": args.watch_namespace} if args.watch_namespace else None
@@ -54,7 +46,7 @@ async def rbac(session: Session, args: argparse.Namespace) -> int:
             namespace=args.namespace,
             version=version,
             channels=args.channel or (),
-            catalog_selector=_selector(args),
+            catalog_selector=catalog_selector(args),
             config=config,
             extension_name=extension,
             pull=pull_options(args),

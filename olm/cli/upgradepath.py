@@ -19,7 +19,7 @@ from typing import Any
 from olm import semver
 from olm.cli import upgradegraph
 from olm.operator_controller.catalogs import PackageContent
-from olm.operator_controller.resolve import Installed
+from olm.operator_controller.resolve import Installed, successor_edge
 
 __all__ = ["Step", "UpgradePath", "Verdict", "upgrade_path"]
 
@@ -110,34 +110,18 @@ def _version(text: str) -> semver.Version | None:
 def _direct(
     content: PackageContent, installed: Installed, target: str, channels: Sequence[str]
 ) -> Step | None:
-    """The resolver's successor test (`_is_successor`), naming the edge it found."""
-    version = _version(installed.version)
-    for channel in content.channels:
-        if channels and channel.name not in channels:
-            continue
-        for entry in channel.entries:
-            if entry.name != target:
-                continue
-            if entry.replaces == installed.name:
-                return Step(source=installed.name, target=target, kind="replaces", channel=channel.name)
-            if installed.name in entry.skips:
-                return Step(source=installed.name, target=target, kind="skips", channel=channel.name)
-            if entry.skip_range and version is not None and _in_range(entry.skip_range, version):
-                return Step(
-                    source=installed.name,
-                    target=target,
-                    kind="skipRange",
-                    channel=channel.name,
-                    skip_range=entry.skip_range,
-                )
-    return None
-
-
-def _in_range(text: str, version: semver.Version) -> bool:
-    try:
-        return semver.parse_skip_range(text).matches(version)
-    except semver.RangeError:
-        return False
+    """The resolver's own successor test, naming the edge it found."""
+    considered = [c for c in content.channels if not channels or c.name in channels]
+    edge = successor_edge(target, installed.name, _version(installed.version), considered)
+    if edge is None:
+        return None
+    return Step(
+        source=installed.name,
+        target=target,
+        kind=edge.kind,
+        channel=edge.channel,
+        skip_range=edge.skip_range,
+    )
 
 
 def _chain(

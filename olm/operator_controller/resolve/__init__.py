@@ -42,7 +42,9 @@ from olm.operator_controller.resolve._resolver import (
     Installed,
     Resolution,
     ResolvedBundle,
+    SuccessorEdge,
     resolve,
+    successor_edge,
 )
 
 __all__ = [
@@ -57,7 +59,9 @@ __all__ = [
     "Resolution",
     "ResolutionError",
     "ResolvedBundle",
+    "SuccessorEdge",
     "UnsupportedDependency",
     "advice_in",
     "resolve",
+    "successor_edge",
 ]

@@ -248,18 +248,42 @@ def _version(bundle: fbc.Bundle) -> semver.Version | None:
         return None
 
 
-def _is_successor(
-    name: str, installed: Installed, installed_version: semver.Version, channels: Sequence[fbc.Channel]
-) -> bool:
+@dataclass(frozen=True, kw_only=True)
+class SuccessorEdge:
+    """Why a bundle may replace the installed one: the channel entry's `kind` of edge
+    (`replaces`, `skips` or `skipRange`, with the range's text)."""
+
+    kind: str
+    channel: str
+    skip_range: str = ""
+
+
+def successor_edge(
+    name: str, installed_name: str, installed_version: semver.Version | None, channels: Sequence[fbc.Channel]
+) -> SuccessorEdge | None:
+    """The first edge of `channels` by which bundle `name` succeeds the installed bundle, or None.
+    A skipRange counts only when the installed version is known and the range parses."""
     for channel in channels:
         for entry in channel.entries:
             if entry.name != name:
                 continue
-            if entry.replaces == installed.name or installed.name in entry.skips:
-                return True
-            if entry.skip_range and _in_skip_range(entry.skip_range, installed_version):
-                return True
-    return False
+            if entry.replaces == installed_name:
+                return SuccessorEdge(kind="replaces", channel=channel.name)
+            if installed_name in entry.skips:
+                return SuccessorEdge(kind="skips", channel=channel.name)
+            if (
+                entry.skip_range
+                and installed_version is not None
+                and _in_skip_range(entry.skip_range, installed_version)
+            ):
+                return SuccessorEdge(kind="skipRange", channel=channel.name, skip_range=entry.skip_range)
+    return None
+
+
+def _is_successor(
+    name: str, installed: Installed, installed_version: semver.Version, channels: Sequence[fbc.Channel]
+) -> bool:
+    return successor_edge(name, installed.name, installed_version, channels) is not None
 
 
 def _in_skip_range(text: str, version: semver.Version) -> bool:

@@ -19,9 +19,11 @@ def test_exported_names() -> None:
             "Resolution",
             "ResolutionError",
             "ResolvedBundle",
+            "SuccessorEdge",
             "UnsupportedDependency",
             "advice_in",
             "resolve",
+            "successor_edge",
         ]
     )
     for name in resolve.__all__:
