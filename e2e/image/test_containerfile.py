@@ -139,11 +139,12 @@ def test_only_the_runtime_dependencies_are_installed(buildah: Buildah, container
     probe = (
         "import importlib.util as u, json; "
         "print(json.dumps({m: u.find_spec(m) is not None "
-        "for m in ('olm', 'aiohttp', 'kopf', 'pytest', 'mypy', 'pip')}))"
+        "for m in ('olm', 'olm_runtime', 'aiohttp', 'kopf', 'pytest', 'mypy', 'pip')}))"
     )
     found = json.loads(_run(buildah, container, "/opt/olm/bin/python", "-c", probe))
     assert found == {
         "olm": True,
+        "olm_runtime": True,  # from its own distribution, the workspace member runtime/
         "aiohttp": True,
         "kopf": False,
         "pytest": False,

@@ -137,6 +137,7 @@ def test_the_virtualenv_has_no_pip_and_no_dev_or_bench_dependency(pulled: Pulled
     names = {name for layer in pulled.layers[1:] for name in _members(layer)}
     site_packages = "opt/olm/lib/python3.11/site-packages"
     assert f"{site_packages}/olm" in names
+    assert f"{site_packages}/olm_runtime" in names  # its own wheel, beside olm-py's in the app layer
     assert f"{site_packages}/aiohttp" in names
     for absent in ("pip", "ensurepip", "kopf", "pytest", "mypy", "hypothesis"):
         assert f"{site_packages}/{absent}" not in names

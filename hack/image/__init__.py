@@ -9,7 +9,7 @@ distribution). It has three gzip-compressed, reproducible layers, each cached un
    apt sources.
 2. `deps` (`hack.image.venv`): the runtime dependencies locked in `uv.lock` (no dev or bench group),
    installed into the virtualenv `/opt/olm` by the image's own Python; keyed by `uv.lock`.
-3. `app`: the project's wheel installed into the same virtualenv; keyed by the wheel.
+3. `app`: the wheels of olm-py and olm-runtime installed into the same virtualenv; keyed by both.
 
 The config runs `operator-controller` as 65532:65532 with `/opt/olm/bin` first on PATH. The front
 door is `hack.image.build` (`build`, `build_and_push`, `base_image`); `python -m hack.image` is its

@@ -239,31 +239,31 @@ def _app_layer(
 ) -> tuple[tarlayer.Layer, str]:
     log.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="olm-image-app-") as scratch:
-        wheel = venv.build_wheel(project_dir, Path(scratch) / "dist", log=log)
-        key = caches.app_key(
-            wheel_digest=hashlib.sha256(wheel.read_bytes()).hexdigest(), base_diff_id=base_layer.diff_id
-        )
+        wheels = venv.build_wheels(project_dir, Path(scratch) / "dist", log=log)
+        names = " ".join(wheel.name for wheel in wheels)
+        digest = hashlib.sha256(b"".join(hashlib.sha256(w.read_bytes()).digest() for w in wheels))
+        key = caches.app_key(wheel_digest=digest.hexdigest(), base_diff_id=base_layer.diff_id)
         found = cache.load("app", key)
         if found is not None:
-            return found, wheel.name
+            return found, names
         with cache.locked("app", key) as directory:
             found = cache.load("app", key)
             if found is not None:
-                return found, wheel.name
+                return found, names
             rootfs = Path(scratch) / "rootfs"
             tarlayer.unpack([base_layer.path], rootfs)
             venv.create(rootfs, log=log)
             skeleton = set(venv.contents(rootfs))
-            venv.install(rootfs, [venv.staged(wheel.name)], [wheel], log=log)
+            venv.install(rootfs, [venv.staged(wheel.name) for wheel in wheels], wheels, log=log)
             added = [path for path in venv.contents(rootfs) if path not in skeleton]
             scripts = venv.ROOT.relative_to("/") / "bin"
             missing = [name for name in COMMANDS if scripts / name not in added]
             if missing:
-                raise ImageBuildError(f"installing {wheel.name} made no console script {', '.join(missing)}")
+                raise ImageBuildError(f"installing {names} made no console script {', '.join(missing)}")
             built = tarlayer.write(rootfs, tarlayer.with_parents(added), directory / "layer.tar.gz")
             cache.store("app", key, built)
         cache.prune("app", keep=caches.APP_ENTRIES_KEPT)
-        return built, wheel.name
+        return built, names
 
 
 @contextlib.contextmanager

@@ -62,7 +62,8 @@ def manylinux_platforms(glibc: tuple[int, int], machine: str = "x86_64") -> list
 
 
 def export_requirements(project_dir: Path, destination: Path, *, log: Path) -> None:
-    """The locked runtime dependencies with their hashes (no dev or bench group, not the project)."""
+    """The locked runtime dependencies with their hashes (no dev or bench group, not the workspace's
+    own packages: their wheels are the app layer)."""
     uv = shell.require("uv", "uv (hack/install-deps.sh installs it)")
     shell.run(
         [
@@ -71,7 +72,7 @@ def export_requirements(project_dir: Path, destination: Path, *, log: Path) -> N
             "--frozen",
             "--no-dev",
             "--no-default-groups",
-            "--no-emit-project",
+            "--no-emit-workspace",
             "--format",
             "requirements-txt",
             "--quiet",
@@ -108,14 +109,19 @@ def download_wheels(requirements: Path, destination: Path, *, glibc: tuple[int, 
     )
 
 
-def build_wheel(project_dir: Path, destination: Path, *, log: Path) -> Path:
+def build_wheels(project_dir: Path, destination: Path, *, log: Path) -> list[Path]:
+    """The wheel of every workspace member: olm-py and olm-runtime, which olm-py depends on."""
     uv = shell.require("uv", "uv (hack/install-deps.sh installs it)")
     destination.mkdir(parents=True, exist_ok=True)
-    shell.run([uv, "build", "--wheel", "--quiet", "--out-dir", str(destination)], log=log, cwd=project_dir)
+    shell.run(
+        [uv, "build", "--wheel", "--all-packages", "--quiet", "--out-dir", str(destination)],
+        log=log,
+        cwd=project_dir,
+    )
     wheels = sorted(destination.glob("*.whl"))
-    if len(wheels) != 1:
-        raise shell.ImageBuildError(f"uv build left {len(wheels)} wheels in {destination}, expected one")
-    return wheels[0]
+    if len(wheels) != 2:
+        raise shell.ImageBuildError(f"uv build left {len(wheels)} wheels in {destination}, expected two")
+    return wheels
 
 
 def create(rootfs: Path, *, log: Path) -> None:

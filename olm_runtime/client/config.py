@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from olm_runtime.client.auth import ExecCredentials, ExecPlugin, FileToken, StaticToken, TokenProvider
 
 __all__ = ["ConfigError", "RestConfig", "in_cluster_config", "load_config"]
@@ -148,8 +146,6 @@ async def load_config(*, kubeconfig: str | Path | None = None, context: str | No
 # Kubeconfig files: merged, a context picked, its cluster and user resolved. Relative file paths in an
 # entry are relative to the file that defined the entry, as kubectl does.
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 @dataclass
 class _Entry:
@@ -197,6 +193,10 @@ def _merge(documents: Iterable[tuple[Path, Mapping[str, Any]]]) -> _Merged:
 
 def _load_files(paths: Iterable[Path]) -> _Merged:
     """Read and merge kubeconfig files; files that do not exist are skipped, as kubectl does."""
+    # Imported here: a controller in a Pod uses the in-cluster config and never parses YAML.
+    import yaml  # noqa: PLC0415
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     documents: list[tuple[Path, Mapping[str, Any]]] = []
     for path in paths:
         try:
@@ -206,7 +206,7 @@ def _load_files(paths: Iterable[Path]) -> _Merged:
         except OSError as e:
             raise ConfigError(f"cannot read kubeconfig {path}: {e}") from e
         try:
-            doc = yaml.load(text, Loader=_Loader) or {}
+            doc = yaml.load(text, Loader=loader) or {}
         except yaml.YAMLError as e:
             raise ConfigError(f"kubeconfig {path} is not valid YAML: {e}") from e
         if not isinstance(doc, Mapping):

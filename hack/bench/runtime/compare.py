@@ -33,6 +33,7 @@ from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 
 CONTENDERS = ("olm_runtime", "controller-runtime", "kopf")
 PEERLESS = CONTENDERS[:2]
+SCENARIOS = ("sync", "events", "queue", "idle")
 """The contenders whose sync is not time-boxed."""
 
 
@@ -148,8 +149,18 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,50000", help="object counts for the sync scenario")
     parser.add_argument("--events", type=int, default=10000, help="updates in the throughput scenario")
     parser.add_argument("--kopf-timeout", type=float, default=KOPF_TIMEOUT, help="seconds kopf gets per sync")
+    parser.add_argument(
+        "--scenarios",
+        default=",".join(SCENARIOS),
+        help="comma-separated subset of sync,events,queue,idle (e.g. `--scenarios idle` needs a quiet "
+        "machine for a few seconds, not minutes)",
+    )
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    scenarios = set(args.scenarios.split(","))
+    if not scenarios <= set(SCENARIOS):
+        parser.error(f"--scenarios: choose from {', '.join(SCENARIOS)}")
+    sizes = [int(s) for s in args.sizes.split(",")] if "sync" in scenarios else []
+    events = args.events if "events" in scenarios else 0
     state = Path(tempfile.mkdtemp(prefix="bench-runtime-"))
     plane = ControlPlane(ControlPlaneOptions(binary_dir=build.ensure_binaries(), state_dir=state / "cp",
                                              nodes=1, tie_to_parent=True))  # fmt: skip
@@ -163,12 +174,13 @@ def main() -> None:
             async with await Client.connect(config) as client:
                 for size in sizes:
                     await populate(client, f"sync-{size}", size)
-                await populate(client, "events", args.events)
+                if events:
+                    await populate(client, "events", events)
                 await populate(client, "idle", 0)
 
         started = time.monotonic()
         asyncio.run(prepare())
-        print(f"created {sum(sizes) + args.events} ConfigMaps in {time.monotonic() - started:.0f}s")
+        print(f"created {sum(sizes) + events} ConfigMaps in {time.monotonic() - started:.0f}s")
 
         rows = []
         for size in sizes:
@@ -188,29 +200,34 @@ def main() -> None:
                          *(f"{per_object[c] / 1024:.2f}" if per_object[c] else "-" for c in CONTENDERS),
                          ratio(per_object["olm_runtime"], per_object["controller-runtime"]),
                          f"{ours['max_stall'] * 1000:.0f}ms"])  # fmt: skip
-        table("1. initial sync of ConfigMaps (1 KiB data); memory in KiB per cached object",
-              ["objects", "ours", "ctrl-rt", "kopf", "vs ctrl-rt", "vs kopf",
-               "KiB ours", "KiB ctrl-rt", "KiB kopf", "mem vs ctrl-rt", "max loop stall"], rows)  # fmt: skip
+        if sizes:
+            table("1. initial sync of ConfigMaps (1 KiB data); memory in KiB per cached object",
+                  ["objects", "ours", "ctrl-rt", "kopf", "vs ctrl-rt", "vs kopf",
+                   "KiB ours", "KiB ctrl-rt", "KiB kopf", "mem vs ctrl-rt", "max loop stall"],
+                  rows)  # fmt: skip
 
-        results = {c: events_run(c, kubeconfig, "events", args.events) for c in CONTENDERS}
-        ours = results["olm_runtime"]
-        table(f"2. event throughput: no-op reconciler, {args.events:,} updates",
-              ["contender", "updates/s", "p50", "p99", "ours/peer updates/s"],
-              [[c, f"{r['per_second']:.0f}", f"{r['p50'] * 1000:.0f}ms", f"{r['p99'] * 1000:.0f}ms",
-                ratio(ours["per_second"], r["per_second"])] for c, r in results.items()])  # fmt: skip
+        if events:
+            results = {c: events_run(c, kubeconfig, "events", events) for c in CONTENDERS}
+            ours = results["olm_runtime"]
+            table(f"2. event throughput: no-op reconciler, {events:,} updates",
+                  ["contender", "updates/s", "p50", "p99", "ours/peer updates/s"],
+                  [[c, f"{r['per_second']:.0f}", f"{r['p50'] * 1000:.0f}ms", f"{r['p99'] * 1000:.0f}ms",
+                    ratio(ours["per_second"], r["per_second"])] for c, r in results.items()])  # fmt: skip
 
-        cycles = 200_000
-        queue = {c: run_once(command(c, "queue", kubeconfig, "", expect=cycles)) for c in CONTENDERS[:2]}
-        table("3. workqueue add/get/done cycles per second (in-process; kopf has no work queue)",
-              ["contender", "cycles/s", "ours/peer"],
-              [[c, f"{r['per_second']:,.0f}", ratio(queue['olm_runtime']['per_second'], r["per_second"])]
-               for c, r in queue.items()])  # fmt: skip
+        if "queue" in scenarios:
+            cycles = 200_000
+            queue = {c: run_once(command(c, "queue", kubeconfig, "", expect=cycles)) for c in CONTENDERS[:2]}
+            table("3. workqueue add/get/done cycles per second (in-process; kopf has no work queue)",
+                  ["contender", "cycles/s", "ours/peer"],
+                  [[c, f"{r['per_second']:,.0f}", ratio(queue['olm_runtime']['per_second'], r["per_second"])]
+                   for c, r in queue.items()])  # fmt: skip
 
-        idle = {c: run_once(command(c, "idle", kubeconfig, "idle")) for c in CONTENDERS}
-        table("4. idle manager with one controller, nothing cached",
-              ["contender", "RSS", "ours/peer"],
-              [[c, f"{r['rss'] / 2**20:.1f} MiB", ratio(idle['olm_runtime']['rss'], r["rss"])]
-               for c, r in idle.items()])  # fmt: skip
+        if "idle" in scenarios:
+            idle = {c: run_once(command(c, "idle", kubeconfig, "idle")) for c in CONTENDERS}
+            table("4. idle manager with one controller, nothing cached",
+                  ["contender", "RSS", "ours/peer"],
+                  [[c, f"{r['rss'] / 2**20:.1f} MiB", ratio(idle['olm_runtime']['rss'], r["rss"])]
+                   for c, r in idle.items()])  # fmt: skip
     finally:
         plane.down()
 
