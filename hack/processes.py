@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -33,9 +34,10 @@ from pathlib import Path
 
 import aiohttp
 
+from hack import metricsreader
 from olm import testing_seams
 from olm.api import names
-from olm_runtime.client import Client, kinds
+from olm_runtime.client import Client, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.process import free_ports
@@ -45,16 +47,19 @@ POLL_MINUTE_SECONDS = 1.0
 """catalogd's `OLM_TESTING_POLL_MINUTE_SECONDS` in tests: pollIntervalMinutes 1 is one second."""
 
 
-class _Subprocess:
+class Subprocess:
     """What both components share once started: readiness, shutdown, log and metrics.
 
     Subclasses are dataclasses that provide these attributes and build the command line.
     """
 
     component: str
+    control_plane: ControlPlane
     workdir: Path
     ports: dict[str, int]
     process: subprocess.Popen[bytes] | None
+    metrics_token: str | None = None
+    """The bearer token `scrape` sends; made on first use."""
 
     @property
     def log_file(self) -> Path:
@@ -129,10 +134,32 @@ class _Subprocess:
         except OSError:
             return "(no log)"
 
+    async def scrape(self) -> str:
+        """The `/metrics` page, read as a scraper in a cluster reads it: over HTTPS, verifying the
+        serving certificate (the control plane's CA issued it), with the token of a ServiceAccount
+        bound to a metrics-reader ClusterRole (made once per process object, again when rejected)."""
+        url = f"https://127.0.0.1:{self.ports['metrics']}/metrics"
+        trust = ssl.create_default_context(cafile=str(self.control_plane.ca_file))
+        for _ in range(2):
+            if self.metrics_token is None:
+                config = await load_config(kubeconfig=self.control_plane.kubeconfig)
+                async with await Client.connect(config, field_manager=metricsreader.FIELD_MANAGER) as admin:
+                    self.metrics_token = await metricsreader.reader_token(admin)
+            headers = {"Authorization": f"Bearer {self.metrics_token}"}
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(url, headers=headers, ssl=trust) as response,
+            ):
+                text = await response.text()
+            if response.status == 200:
+                return text
+            if response.status != 401:
+                break
+            self.metrics_token = None  # expired (tokens last an hour): make a new one
+        raise AssertionError(f"{self.component} /metrics answered {response.status}: {text}")
+
     async def metric(self, name: str) -> float:
-        url = f"http://127.0.0.1:{self.ports['metrics']}/metrics"
-        async with aiohttp.ClientSession() as session, session.get(url) as response:
-            text = await response.text()
+        text = await self.scrape()
         match = re.search(rf"^{re.escape(name)} ([0-9.e+-]+)$", text, re.MULTILINE)
         if match is None:
             raise AssertionError(f"metric {name} not found")
@@ -178,7 +205,7 @@ def _trust_dir(directory: Path, ca_file: Path) -> Path:
 
 
 @dataclass
-class CatalogdProcess(_Subprocess):
+class CatalogdProcess(Subprocess):
     """One catalogd replica as a subprocess; `start()` is idempotent per run, `stop()` sends SIGTERM."""
 
     control_plane: ControlPlane
@@ -259,7 +286,7 @@ class CatalogdProcess(_Subprocess):
 
 
 @dataclass
-class OperatorControllerProcess(_Subprocess):
+class OperatorControllerProcess(Subprocess):
     """One operator-controller replica as a subprocess, trusting the control plane's CA for both
     catalogd's HTTPS server and the image registries (the CA issued both serving certificates)."""
 
@@ -282,6 +309,19 @@ class OperatorControllerProcess(_Subprocess):
     def cache_dir(self) -> Path:
         return self.workdir / "cache"
 
+    def _metrics_certificate(self) -> tuple[Path, Path]:
+        """A serving certificate for loopback from the control plane's CA, in one directory (the
+        process watches it), so `scrape` verifies what it talks to."""
+        name = f"operator-controller-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
+        pair = self.control_plane.certificate_authority().issue(
+            name, common_name="operator-controller", hosts=["127.0.0.1", "localhost"]
+        )
+        directory = self.workdir / "metrics-certs"
+        directory.mkdir(parents=True, exist_ok=True)
+        shutil.copy(pair.cert_file, directory / "tls.crt")
+        shutil.copy(pair.key_file, directory / "tls.key")
+        return directory / "tls.crt", directory / "tls.key"
+
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         if not self.ports:
@@ -289,6 +329,7 @@ class OperatorControllerProcess(_Subprocess):
             self.ports = {"metrics": metrics, "health": health}
         catalogd_cas = _trust_dir(self.workdir / "catalogd-cas", self.control_plane.ca_file)
         pull_cas = _trust_dir(self.workdir / "pull-cas", self.control_plane.ca_file)
+        cert, key = self._metrics_certificate()
         args = [
             sys.executable,
             "-m",
@@ -299,6 +340,8 @@ class OperatorControllerProcess(_Subprocess):
             f"--catalogd-cas-dir={catalogd_cas}",
             f"--pull-cas-dir={pull_cas}",
             f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
+            f"--tls-cert={cert}",
+            f"--tls-key={key}",
             f"--health-probe-bind-address=127.0.0.1:{self.ports['health']}",
             "--leader-elect" if self.leader_elect else "--no-leader-elect",
             f"--leader-election-namespace={self.lease_namespace}",

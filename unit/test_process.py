@@ -16,7 +16,7 @@ from olm import process, processflags, startup, testing_seams
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="test")
-    processflags.add_common_flags(parser, lease_name="lease", leader_help="elect")
+    processflags.add_common_flags(parser, lease_name="lease", leader_help="elect", metrics_port=8443)
     return parser
 
 
@@ -100,7 +100,7 @@ from olm import process, processflags
 from olm_runtime import tracing
 
 parser = argparse.ArgumentParser(prog="my-process")
-processflags.add_common_flags(parser, lease_name="lease", leader_help="elect")
+processflags.add_common_flags(parser, lease_name="lease", leader_help="elect", metrics_port=8443)
 
 async def run(args, seams):
     with tracing.span("inside the run"):

@@ -104,7 +104,7 @@ def _register_logs(request: pytest.FixtureRequest) -> None:
 async def service_account_kubeconfig(kube: Client, control_plane: ControlPlane, path: Path) -> Path:
     """Install manifests/catalogd's Namespace and RBAC for real; write a kubeconfig for its
     ServiceAccount (a one-hour token), so catalogd runs with exactly the permissions shipped."""
-    for name in ("namespace.yaml", "rbac.yaml"):
+    for name in ("namespace.yaml", "rbac.yaml", "metrics-rbac.yaml"):
         for document in yaml.safe_load_all((REPO_ROOT / "manifests" / "catalogd" / name).read_text()):
             await kube.apply(document, field_manager="e2e-manifests", force=True)
     return await token_kubeconfig(

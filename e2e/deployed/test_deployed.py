@@ -79,16 +79,6 @@ async def test_install_upgrade_and_remove_a_real_extension(
     assert deployments.items == []
 
 
-async def test_metrics_are_scraped_through_the_services(deployed: DeployedOLM) -> None:
-    for service in ("operator-controller-service", "catalogd-service"):
-        path = f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/services/http:{service}:metrics/proxy/metrics"
-        status, body = deployed.control_plane.rest.raw("GET", path)
-        assert status == 200, (service, body[:300])
-        text = body.decode()
-        assert "controller_runtime_reconcile_total" in text, service
-        assert "workqueue_depth" in text, service
-
-
 async def test_logs_are_json_lines_read_with_the_pods_log_api(deployed: DeployedOLM) -> None:
     for deployment in deploy.DEPLOYMENTS:
         pod = (await deployed.pods(deployment))[0]["metadata"]["name"]

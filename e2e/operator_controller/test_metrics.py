@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
@@ -18,10 +17,8 @@ from olm_runtime.testing.poll import eventually
 
 
 async def _scrape(process: CatalogdProcess | OperatorControllerProcess) -> list[Sample]:
-    url = f"http://127.0.0.1:{process.ports['metrics']}/metrics"
-    async with aiohttp.ClientSession() as session, session.get(url) as response:
-        assert response.status == 200
-        text = await response.text()
+    """Over HTTPS with a metrics reader's token, as Prometheus scrapes with manifests/monitoring."""
+    text = await process.scrape()
     return [sample for family in text_string_to_metric_families(text) for sample in family.samples]
 
 

@@ -11,7 +11,8 @@
 The model. Everything the manager runs is a `Runnable`: `start()` runs until its task is cancelled.
 Runnables fall into groups that start in this order, each waiting for the previous one:
 
-1. the HTTP servers: `/metrics` (`metrics_bind_address`, `:8080`) and `/healthz` + `/readyz`
+1. the HTTP servers: `/metrics` (`metrics_bind_address`, `:8080`; plain HTTP, or HTTPS for callers
+   the API server authorizes with `metrics_secure`) and `/healthz` + `/readyz`
    (`health_probe_bind_address`, off by default); started once listening;
 2. the webhook server (only if a handler was registered), started once listening;
 3. the caches, started once synced (bounded by `cache_sync_timeout`); they run on every replica, so a
@@ -41,15 +42,16 @@ What is promised:
 Not promised: a single leader at every instant (see `leaderelection`), or that a runnable that
 ignores cancellation is ever stopped (the grace period cancels it a second time, then `run()` waits).
 
-Modules: `options` (ManagerOptions, LeaderElectionOptions), `runnable`, `health` (checks),
-`leaderelection` (the Lease protocol, usable alone), `webhook` (admission server and helpers).
+Modules: `options` (ManagerOptions, LeaderElectionOptions, SecureMetricsOptions), `runnable`,
+`health` (checks), `leaderelection` (the Lease protocol, usable alone), `webhook` (admission server
+and helpers).
 Events live in `olm_runtime.events`.
 """
 
 from olm_runtime.manager import health, leaderelection, webhook
 from olm_runtime.manager._manager import CacheSyncTimeout, GracefulShutdownTimeout, Manager
 from olm_runtime.manager.leaderelection import LeaderElectionLost
-from olm_runtime.manager.options import LeaderElectionOptions, ManagerOptions
+from olm_runtime.manager.options import LeaderElectionOptions, ManagerOptions, SecureMetricsOptions
 from olm_runtime.manager.runnable import Runnable, runnable_from
 from olm_runtime.manager.webhook import WebhookOptions
 
@@ -61,6 +63,7 @@ __all__ = [
     "Manager",
     "ManagerOptions",
     "Runnable",
+    "SecureMetricsOptions",
     "WebhookOptions",
     "health",
     "leaderelection",

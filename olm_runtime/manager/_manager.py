@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import enum
 import signal
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -15,11 +16,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from olm_runtime import cache as caches
 from olm_runtime import events, logging, metrics
 from olm_runtime.client import Client
-from olm_runtime.manager import _http, health
+from olm_runtime.manager import _http, _metrics_auth, health
 from olm_runtime.manager.leaderelection import LeaderElectionLost, LeaderElector, LeaseLock
 from olm_runtime.manager.options import ManagerOptions, default_identity
-from olm_runtime.manager.runnable import Runnable, name_of, needs_leader_election
-from olm_runtime.manager.webhook import WebhookServer
+from olm_runtime.manager.runnable import Runnable, name_of, needs_leader_election, runnable_from
+from olm_runtime.manager.webhook import CertWatcher, WebhookServer
 
 __all__ = ["CacheSyncTimeout", "GracefulShutdownTimeout", "Manager"]
 
@@ -194,21 +195,48 @@ class Manager:
             body=generate_latest(metrics.REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST}
         )
 
+    def _metrics_tls(self) -> ssl.SSLContext | None:
+        """The secure metrics listener's TLS context (None for plain HTTP). Certificate files are
+        read now, so a missing or bad pair fails `run()` at once, and watched from then on."""
+        secure = self.options.metrics_secure
+        if secure is None:
+            return None
+        if secure.cert_file is None or secure.key_file is None:
+            # Imported here: cryptography adds ~9 MiB to every manager that never makes a certificate.
+            from olm_runtime.manager import _servingcert  # noqa: PLC0415
+
+            return _servingcert.self_signed_context(secure.minimum_tls_version)
+        watcher = CertWatcher(
+            secure.cert_file,
+            secure.key_file,
+            minimum_version=secure.minimum_tls_version,
+            poll_interval=secure.cert_poll_interval,
+        )
+        watcher.load()
+        self.add(runnable_from(watcher.start, needs_leader_election=False, name="metrics-certwatcher"))
+        return watcher.server_context()
+
     def _add_servers(self) -> None:
         metrics_address = _http.parse_bind_address(self.options.metrics_bind_address)
         probe_address = _http.parse_bind_address(self.options.health_probe_bind_address)
         apps: dict[tuple[str | None, int], web.Application] = {}
+        tls: ssl.SSLContext | None = None
         if metrics_address is not None:
-            apps.setdefault(metrics_address, web.Application()).router.add_get(
-                "/metrics", self._serve_metrics
-            )
+            tls = self._metrics_tls()
+            # The filter guards every path of the listener, as controller-runtime's does: an
+            # unauthorized caller learns nothing, not even which paths exist.
+            middlewares = [] if tls is None else [_metrics_auth.MetricsAuth(self.client).middleware]
+            apps[metrics_address] = web.Application(middlewares=middlewares)
+            apps[metrics_address].router.add_get("/metrics", self._serve_metrics)
         if probe_address is not None:
             app = apps.setdefault(probe_address, web.Application())
             self._healthz.install(app)
             self._readyz.install(app)
         for (host, port), app in apps.items():
-            name = "metrics" if (host, port) == metrics_address else "probes"
-            self.add(_http.Server(name, app, host, port, shutdown_timeout=1.0))
+            if (host, port) == metrics_address:
+                self.add(_http.Server("metrics", app, host, port, ssl_context=tls, shutdown_timeout=1.0))
+            else:
+                self.add(_http.Server("probes", app, host, port, shutdown_timeout=1.0))
         if self._webhook_server is not None and self._webhook_server.paths:
             self._readyz.add("webhook", self._webhook_server.started_check)
             self.add(self._webhook_server)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import socket
+import ssl
 import uuid
 from pathlib import Path
 
@@ -13,7 +14,13 @@ from olm_runtime.manager import _http
 from olm_runtime.manager.leaderelection import JITTER_FACTOR
 from olm_runtime.manager.webhook import WebhookOptions
 
-__all__ = ["SERVICE_ACCOUNT_NAMESPACE_FILE", "LeaderElectionOptions", "ManagerOptions", "default_identity"]
+__all__ = [
+    "SERVICE_ACCOUNT_NAMESPACE_FILE",
+    "LeaderElectionOptions",
+    "ManagerOptions",
+    "SecureMetricsOptions",
+    "default_identity",
+]
 
 SERVICE_ACCOUNT_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 """Where a Pod finds its own namespace; the default namespace of the leader-election Lease."""
@@ -69,6 +76,42 @@ class LeaderElectionOptions:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class SecureMetricsOptions:
+    """Serve `/metrics` over HTTPS to callers the API server authenticates (TokenReview) and
+    authorizes (SubjectAccessReview: `get` on the non-resource URL `/metrics`), as controller-runtime's
+    `SecureServing` with its authentication and authorization filter. The manager's client must be
+    allowed to `create` `tokenreviews` and `subjectaccessreviews`; scrapers need a ClusterRole with
+    `nonResourceURLs: ["/metrics"]`, `verbs: ["get"]`. See `_metrics_auth` for what is remembered
+    and for how long."""
+
+    cert_dir: Path | None = None
+    """The directory holding the serving certificate and key, re-read when they change; None serves
+    a self-signed certificate generated at start (encrypted, but scrapers cannot verify it)."""
+    cert_name: str = "tls.crt"
+    """The certificate file (PEM, leaf first, then intermediates) inside `cert_dir`."""
+    key_name: str = "tls.key"
+    """The private key file (PEM) inside `cert_dir`."""
+    minimum_tls_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2
+    """The oldest TLS version accepted; 1.2 unless raised to 1.3."""
+    cert_poll_interval: float = 10.0
+    """Seconds between checks of the certificate files for a rotation (with `cert_dir` only)."""
+
+    def __post_init__(self) -> None:
+        if self.minimum_tls_version < ssl.TLSVersion.TLSv1_2:
+            raise ValueError("the metrics server accepts TLS 1.2 or newer only")
+        if self.cert_poll_interval <= 0:
+            raise ValueError("cert_poll_interval must be positive")
+
+    @property
+    def cert_file(self) -> Path | None:
+        return self.cert_dir / self.cert_name if self.cert_dir is not None else None
+
+    @property
+    def key_file(self) -> Path | None:
+        return self.cert_dir / self.key_name if self.cert_dir is not None else None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ManagerOptions:
     """How a `Manager` runs. Every field has controller-runtime's default."""
 
@@ -76,6 +119,10 @@ class ManagerOptions:
     """None: every replica runs everything. Set it to run leader runnables on one replica at a time."""
     metrics_bind_address: str = ":8080"
     """Where `/metrics` is served: `":8080"` (every interface), `"127.0.0.1:8080"`, or `"0"` (off)."""
+    metrics_secure: SecureMetricsOptions | None = None
+    """None: `/metrics` is plain HTTP that anyone reaching the port reads (controller-runtime's
+    default). Set it to serve HTTPS to authorized callers only; then `/metrics` cannot share its
+    address with the probes (kubelets probe without a token)."""
     health_probe_bind_address: str = "0"
     """Where `/healthz` and `/readyz` are served; `"0"` (the default) turns them off. The same address
     as `metrics_bind_address` serves all three from one listener."""
@@ -93,8 +140,13 @@ class ManagerOptions:
     """Buffering and aggregation of the Events written by `Manager.event_recorder` recorders."""
 
     def __post_init__(self) -> None:
-        _http.parse_bind_address(self.metrics_bind_address)
-        _http.parse_bind_address(self.health_probe_bind_address)
+        metrics = _http.parse_bind_address(self.metrics_bind_address)
+        probes = _http.parse_bind_address(self.health_probe_bind_address)
+        if self.metrics_secure is not None and metrics is not None and metrics == probes:
+            raise ValueError(
+                "secure metrics need their own address: health probes carry no token "
+                "(give metrics_bind_address and health_probe_bind_address different ports)"
+            )
         if self.graceful_shutdown_timeout is not None and self.graceful_shutdown_timeout < 0:
             raise ValueError("graceful_shutdown_timeout must be None or at least 0")
         if self.cache_sync_timeout <= 0:

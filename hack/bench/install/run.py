@@ -424,7 +424,11 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
         except Exception as err:  # measured anyway: kube-green then stops where it can
             report.say(f"cert-manager NOT usable ({type(err).__name__}: {str(err)[:300]})")
         catalogd = CatalogdProcess(plane, workdir / "catalogd")
-        controller = OperatorControllerProcess(plane, workdir / "operator-controller")
+        # Plain-HTTP metrics: the figures count operator-controller's API requests, and a secure
+        # listener would add its TokenReviews and SubjectAccessReviews to them.
+        controller = OperatorControllerProcess(
+            plane, workdir / "operator-controller", extra_args=("--no-metrics-secure",)
+        )
         catalogd.start()
         controller.start()
         try:

@@ -15,6 +15,7 @@ def test_manager_exports_exactly_these_names() -> None:
         "Manager",
         "ManagerOptions",
         "Runnable",
+        "SecureMetricsOptions",
         "WebhookOptions",
         "health",
         "leaderelection",

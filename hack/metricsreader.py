@@ -1,0 +1,72 @@
+"""A ServiceAccount token that may read OLM's secure `/metrics`, for the tests that run OLM as processes.
+
+Both processes serve `/metrics` over HTTPS to callers the API server allows `get` on the
+non-resource URL `/metrics` (see docs/observability/metrics.md). `reader_token` makes such a caller
+as a scraper would be made in a cluster: a ServiceAccount bound to a ClusterRole with that one rule
+(by default the `operator-controller-metrics-reader` ClusterRole of manifests/, created here with the
+same rule when it is missing, as in process-mode runs that apply no manifests), then a TokenRequest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from olm_runtime.client import Client, errors, kinds
+
+METRICS_READER_ROLE = "operator-controller-metrics-reader"
+"""A ClusterRole manifests/ ships for scrapers (manifests/operator-controller/metrics-rbac.yaml); its
+one rule opens catalogd's /metrics too."""
+METRICS_RULE = {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
+FIELD_MANAGER = "olm-metrics-reader"
+
+
+def cluster_role(name: str = METRICS_READER_ROLE) -> dict[str, Any]:
+    return {
+        "apiVersion": kinds.CLUSTER_ROLE.api_version,
+        "kind": kinds.CLUSTER_ROLE.kind,
+        "metadata": {"name": name},
+        "rules": [METRICS_RULE],
+    }
+
+
+async def service_account_token(admin: Client, namespace: str, name: str, *, seconds: int = 3600) -> str:
+    """A fresh token of ServiceAccount `namespace/name` (created if missing), valid `seconds`."""
+    account = {
+        "apiVersion": kinds.SERVICE_ACCOUNT.api_version,
+        "kind": kinds.SERVICE_ACCOUNT.kind,
+        "metadata": {"name": name, "namespace": namespace},
+    }
+    await admin.apply(account, field_manager=FIELD_MANAGER)
+    request = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": seconds},
+    }
+    answer = await admin.create_subresource(
+        kinds.SERVICE_ACCOUNT, name, "token", request, namespace=namespace
+    )
+    return str(answer["status"]["token"])
+
+
+async def reader_token(
+    admin: Client,
+    *,
+    namespace: str = "default",
+    name: str = "olm-metrics-scraper",
+    role: str = METRICS_READER_ROLE,
+) -> str:
+    """A token of ServiceAccount `namespace/name`, bound (ClusterRoleBinding `<role>-<namespace>-<name>`)
+    to the ClusterRole `role`, which is created with the one metrics rule unless it exists."""
+    try:
+        await admin.get(kinds.CLUSTER_ROLE, role)
+    except errors.NotFound:
+        await admin.apply(cluster_role(role), field_manager=FIELD_MANAGER)
+    binding = {
+        "apiVersion": kinds.CLUSTER_ROLE_BINDING.api_version,
+        "kind": kinds.CLUSTER_ROLE_BINDING.kind,
+        "metadata": {"name": f"{role}-{namespace}-{name}"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+    }
+    await admin.apply(binding, field_manager=FIELD_MANAGER)
+    return await service_account_token(admin, namespace, name)
