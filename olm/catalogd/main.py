@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, process, processflags, testing_seams
+from olm import oci, process, processflags, pullconfig, testing_seams
 from olm.catalogd import controller, follower, gc, metrics, webhook
 from olm.catalogd.content import Content
 from olm.catalogd.server import CatalogServer, ServerOptions
@@ -43,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
         p,
         lease_name=LEASE_NAME,
         leader_help="elect one replica to reconcile (every replica serves content either way)",
+        metrics_port=7443,
     )
     p.add_argument("--catalogs-server-addr", default=":8443", help="HTTPS catalog content server address")
     p.add_argument("--webhook-bind-address", default=":9443", help="admission webhook server address")
@@ -51,8 +52,12 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="directory with tls.crt/tls.key of the webhook (unset: no webhook)",
     )
-    p.add_argument("--tls-cert", type=Path, required=True, help="PEM certificate of the catalog server")
-    p.add_argument("--tls-key", type=Path, required=True, help="PEM private key of the catalog server")
+    p.add_argument(
+        "--tls-cert", type=Path, required=True, help="PEM certificate of the catalog and metrics servers"
+    )
+    p.add_argument(
+        "--tls-key", type=Path, required=True, help="PEM private key of the catalog and metrics servers"
+    )
     p.add_argument("--storage-dir", type=Path, default=Path("/var/cache/catalogd"), help="persistent state")
     p.add_argument(
         "--external-address",
@@ -83,10 +88,9 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
             host, port = _split_address(args.webhook_bind_address, "")
             webhook_options = WebhookOptions(host=host, port=port, cert_dir=args.webhook_cert_dir)
         manager = Manager(client, options=processflags.manager_options(args, webhook=webhook_options))
-        registry_options = await processflags.registry_options(
-            args, client, cache_dir=storage_dir, user_agent="catalogd"
-        )
+        registry_options = processflags.registry_options(args, cache_dir=storage_dir, user_agent="catalogd")
         async with oci.RegistryClient(registry_options) as registry:
+            await pullconfig.follow_global_pull_secret(manager, args.global_pull_secret, registry, "catalogd")
             metrics.register_registry_client(registry.statistics)
             storage = Storage(storage_dir / "catalogs")
             storage.recover()

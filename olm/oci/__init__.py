@@ -15,8 +15,9 @@ Promises:
   pull by digest whose content is cached makes no request, a pull by tag makes one `HEAD`.
 - Memory stays flat: layers stream to disk in small chunks; nothing holds a layer in memory.
 - Authentication: anonymous, Basic, and bearer tokens (the `WWW-Authenticate` flow), with
-  credentials from dockerconfigjson pull Secrets (`Keychain`). Trust: the system CAs plus extra
-  CA bundles. TLS 1.2 or newer; plain-HTTP registries are not supported.
+  credentials from dockerconfigjson pull Secrets (`Keychain`), replaceable while running
+  (`use_keychain`). Trust: the system CAs plus extra CA bundles (`TrustStore`), re-read when their
+  files change. TLS 1.2 or newer; plain-HTTP registries are not supported.
 - Transient trouble (connection errors, timeouts, 408, 429, 5xx) is retried with jittered
   exponential backoff, a bounded number of times; then `TransientError`.
 - Each error type is a decision (`NotFound`, `Unauthorized`, `DigestMismatch`, `TooLarge`, ...),
@@ -28,7 +29,7 @@ Nothing here imports the catalogd or operator-controller processes: this is a sh
 
 from olm.oci._auth import Challenge, Credentials, InvalidPullSecret, Keychain, parse_challenges
 from olm.oci._blobcache import BlobCache, BlobWriter
-from olm.oci._client import ClientOptions, PulledImage, RegistryClient, ssl_context
+from olm.oci._client import ClientOptions, PulledImage, RegistryClient
 from olm.oci._digest import Digest
 from olm.oci._errors import (
     DigestMismatch,
@@ -62,6 +63,7 @@ from olm.oci._manifest import parse as parse_manifest
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics
+from olm.oci._trust import TrustStore, bundle_files, ssl_context
 from olm.oci._unpack import CorruptLayer, EmptySelection, unpack_into, unpacked_path
 
 __all__ = [
@@ -103,10 +105,12 @@ __all__ = [
     "TLSVerificationFailed",
     "TooLarge",
     "TransientError",
+    "TrustStore",
     "Unauthorized",
     "UnsafeContent",
     "UnsupportedMediaType",
     "apply_layers",
+    "bundle_files",
     "open_layer",
     "parse_challenges",
     "parse_manifest",

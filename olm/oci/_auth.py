@@ -87,6 +87,13 @@ class Keychain:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when every key has the same credentials (a pull secret rewritten as it was)."""
+        return isinstance(other, Keychain) and self._entries == other._entries
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._entries.items()))
+
     def for_reference(self, reference: Reference) -> Credentials | None:
         """The credentials of the most specific key covering `reference`, if any."""
         parts = reference.repository.split("/")

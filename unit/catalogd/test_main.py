@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from olm import pullconfig
+from olm import oci
 from olm.catalogd import main
 
 
@@ -56,5 +56,5 @@ def test_bind_addresses(address: str, expected: tuple[str, int]) -> None:
 def test_extra_ca_files_are_the_pem_files_of_the_directory(tmp_path: Path) -> None:
     for name in ("b.pem", "a.crt", "notes.txt"):
         (tmp_path / name).write_text("x")
-    assert pullconfig.ca_files(tmp_path) == (tmp_path / "a.crt", tmp_path / "b.pem")
-    assert pullconfig.ca_files(None) == ()
+    assert oci.bundle_files(tmp_path) == (tmp_path / "a.crt", tmp_path / "b.pem")
+    assert oci.bundle_files(None) == ()
