@@ -28,9 +28,14 @@ CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 CLUSTER_ROLE_BINDING = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")
 
 OPTIONS = clusterobjectset.Options(
-    system_namespace="default", retry_interval=1.0, teardown_interval=0.5, deadline_minute_seconds=0.3
+    system_namespace="default",
+    retry_interval=1.0,
+    teardown_interval=0.5,
+    deadline_minute_seconds=0.3,
+    drift_poll_interval=2.0,
 )
-"""Fast retries, and a progress-deadline minute of 0.3 s (so the API's minimum of 10 is 3 s)."""
+"""Fast retries and drift polls, and a progress-deadline minute of 0.3 s (so the API's minimum of
+10 is 3 s)."""
 
 
 @pytest.fixture(scope="session")

@@ -1,38 +1,188 @@
-"""A kind the controller may not list is reported, not waited on forever."""
+"""Drift informers run as the revision's ServiceAccount, as far as its RBAC lets them watch.
+
+A ServiceAccount with only `olmctl rbac`'s rules (verbs on named objects, no list or watch) gets no
+informer: its objects are read by GET and their drift repaired on the next poll. One that may list
+and watch in a namespace gets an informer on that namespace. Informers are shared by the revisions
+of one owner and identity, and stop when the last revision using them is gone.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
-from olm.operator_controller.clusterobjectset.watches import DriftWatches, WatchUnavailable
-from olm_runtime.client import Client, kinds
-from olm_runtime.controller import event
-from olm_runtime.manager import Manager, ManagerOptions
+from e2e.clusterobjectset.conftest import OPTIONS, Revisions, config_map, exists, inline
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.cli.leastprivilege import installer_rbac
+from olm.operator_controller import clusterobjectset
+from olm.operator_controller.clusterobjectset.watches import DriftWatches
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds
+from olm_runtime.manager import Manager
+from olm_runtime.testing.poll import eventually
+
+FIELD_MANAGER = "e2e-drift-rbac"
 
 
-async def test_an_informer_that_cannot_sync_fails_with_the_reason(
-    admin_client: Client, namespace: str
-) -> None:
+@pytest.fixture
+async def drift(manager: Manager) -> AsyncIterator[DriftWatches]:
+    """The controller running in the test's loop; its drift watches, to look inside."""
+    running = await clusterobjectset.setup_with_manager(manager, OPTIONS)
+    reconciler = running.reconciler
+    assert isinstance(reconciler, clusterobjectset.Reconciler)
+    task = asyncio.create_task(manager.run())
+    yield reconciler.watches
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def _account(admin_client: Client, namespace: str, name: str, objects: list[dict[str, Any]]) -> None:
+    """ServiceAccount `name` with exactly what `olmctl rbac` would print for `objects`."""
     await admin_client.create(
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": "no-rights", "namespace": namespace},
-        }
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
     )
-    restricted = admin_client.for_service_account(namespace, "no-rights")
-    manager = Manager(restricted, options=ManagerOptions(metrics_bind_address="0"))
-    running = asyncio.create_task(manager.cache.start())
+    for document in installer_rbac(objects, extension_name=name, namespace=namespace, service_account=name):
+        await admin_client.apply(document, field_manager=FIELD_MANAGER, force=True)
+
+
+async def _grant_namespace_watch(admin_client: Client, namespace: str, account: str) -> None:
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role"}
+    await admin_client.apply(
+        {
+            **role,
+            "metadata": {"name": "watch-configmaps", "namespace": namespace},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]}],
+        },
+        field_manager=FIELD_MANAGER,
+    )
+    await admin_client.apply(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "watch-configmaps", "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "watch-configmaps"},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        },
+        field_manager=FIELD_MANAGER,
+    )
+
+
+async def _delete_cluster_rbac(admin_client: Client, name: str) -> None:
+    for gvk in (kinds.CLUSTER_ROLE_BINDING, kinds.CLUSTER_ROLE):
+        with contextlib.suppress(errors.NotFound):
+            await admin_client.delete(gvk, f"{name}-installer")
+
+
+async def _restored(client: Client, namespace: str) -> bool:
     try:
-        watches = DriftWatches(manager.cache, asyncio.Queue[event.GenericEvent](), sync_timeout=3.0)
-        with pytest.raises(WatchUnavailable) as raised:
-            await watches.informer(kinds.CONFIG_MAP)
-        assert "cannot watch ConfigMap.core: not synced after 3s" in str(raised.value)
-        assert "forbidden" in str(raised.value).lower()
+        cm = await client.get(kinds.CONFIG_MAP, "watched", namespace=namespace)
+    except errors.NotFound:
+        return False
+    return cm.get("data") == {"k": "v"}
+
+
+async def _drift_is_repaired(admin_client: Client, namespace: str) -> None:
+    await admin_client.delete(kinds.CONFIG_MAP, "watched", namespace=namespace)
+    await eventually(lambda: _restored(admin_client, namespace), what="the deleted ConfigMap to come back")
+    await admin_client.patch(kinds.CONFIG_MAP, "watched", {"data": {"k": "changed"}}, namespace=namespace)
+    await eventually(lambda: _restored(admin_client, namespace), what="the changed ConfigMap to be restored")
+
+
+async def test_a_kind_the_account_may_not_watch_is_polled_by_get_and_its_drift_repaired(
+    admin_client: Client, namespace: str, drift: DriftWatches
+) -> None:
+    objects = [config_map("watched", namespace, {"k": "v"})]
+    await _account(admin_client, namespace, "getter", objects)
+    revisions = Revisions(admin_client, namespace, "getter")
+    try:
+        await revisions.create("polled", [("all", inline(*objects))])
+        found = await revisions.wait_for("polled", "Progressing", "True", "Succeeded")
+        assert found["message"] == (
+            f"Revision 1 has rolled out. Drift of ConfigMap.core objects is checked every "
+            f"{OPTIONS.drift_poll_interval:.0f}s by GET: "
+            f"ServiceAccount {namespace}/getter may not list and watch them."
+        )
+        assert drift.informers() == []
+        assert [str(gvk) for gvk in drift.polled(revisions.name("polled"))] == [str(kinds.CONFIG_MAP)]
+
+        await _drift_is_repaired(admin_client, namespace)
+
+        # Removal: the controller tears the object down as the ServiceAccount, and forgets the kind.
+        await admin_client.delete(CLUSTER_OBJECT_SET, revisions.name("polled"))
+        await eventually(
+            lambda: _gone(admin_client, CLUSTER_OBJECT_SET, revisions.name("polled")),
+            what="the revision to be torn down",
+        )
+        assert not await exists(admin_client, kinds.CONFIG_MAP, "watched", namespace)
+        await eventually(
+            lambda: _forgotten(drift, revisions.name("polled")), what="the polled kind to be forgotten"
+        )
     finally:
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
+        await revisions.cleanup()
+        await _delete_cluster_rbac(admin_client, "getter")
+
+
+async def test_an_account_that_may_watch_its_namespace_gets_an_informer_there_until_uninstall(
+    admin_client: Client, namespace: str, drift: DriftWatches
+) -> None:
+    objects = [config_map("watched", namespace, {"k": "v"})]
+    await _account(admin_client, namespace, "watcher", objects)
+    await _grant_namespace_watch(admin_client, namespace, "watcher")
+    revisions = Revisions(admin_client, namespace, "watcher")
+    try:
+        await revisions.create("watched", [("all", inline(*objects))])
+        found = await revisions.wait_for("watched", "Progressing", "True", "Succeeded")
+        assert found["message"] == "Revision 1 has rolled out."
+        assert [i.name for i in drift.informers()] == [
+            f"v1/configmaps namespace={namespace} "
+            f"labels=olm.operatorframework.io/revision-name={revisions.name('watched')}"
+        ]
+
+        await _drift_is_repaired(admin_client, namespace)
+
+        await revisions.cleanup()
+        await eventually(lambda: _no_informers(drift), what="the drift informer to stop")
+    finally:
+        await revisions.cleanup()
+        await _delete_cluster_rbac(admin_client, "watcher")
+
+
+async def _gone(client: Client, gvk: GroupVersionKind, name: str) -> bool:
+    return not await exists(client, gvk, name)
+
+
+async def _forgotten(drift: DriftWatches, revision: str) -> bool:
+    return drift.polled(revision) == []
+
+
+async def _no_informers(drift: DriftWatches) -> bool:
+    return drift.informers() == []
+
+
+async def test_revisions_of_one_owner_share_an_informer_that_stops_with_the_last_of_them(
+    admin_client: Client, namespace: str, installer: str, drift: DriftWatches
+) -> None:
+    revisions = Revisions(admin_client, namespace, installer)
+    objects = inline(config_map("watched", namespace, {"k": "v"}))
+    try:
+        await revisions.create("one", [("all", objects)], owner="app")
+        await revisions.wait_for("one", "Progressing", "True", "Succeeded")
+        await revisions.create("two", [("all", objects)], owner="app", revision=2)
+        await revisions.wait_for("two", "Progressing", "True", "Succeeded")
+        # A cluster-admin may watch everywhere: one informer for the owner, in all namespaces.
+        (informer,) = drift.informers()
+        assert informer.name == (
+            "v1/configmaps labels=olm.operatorframework.io/owner-kind=ClusterExtension,"
+            f"olm.operatorframework.io/owner-name={revisions.prefix}-app"
+        )
+        await revisions.wait_for("one", "Progressing", "False", "Archived")
+        assert drift.informers() == [informer]
+
+        await revisions.cleanup()
+        await eventually(lambda: _no_informers(drift), what="the drift informer to stop")
+    finally:
+        await revisions.cleanup()

@@ -1,6 +1,7 @@
 """`olmctl rbac` proven on the real thing: for three real bundles of different shapes, a fresh
-ServiceAccount given only what `olmctl rbac` prints installs, upgrades and removes the extension,
-and the API server's audit log shows not one request of that ServiceAccount refused. With one
+ServiceAccount given only what `olmctl rbac` prints installs, repairs (a deleted Deployment comes
+back: drift detection reads as that ServiceAccount), upgrades and removes the extension, and the API
+server's audit log shows not one request of that ServiceAccount refused. With one
 rule left out, the permission preflight names exactly that rule.
 
 The bundles: kube-green 0.7.0 -> 0.7.1 (a validating webhook with a cert-manager certificate; the
@@ -39,6 +40,7 @@ from e2e.operator_controller.conftest import (
 from e2e.operator_controller.test_permissions_flow import PREAUTH, permission_lines
 from hack.images import realdata
 from hack.processes import token_kubeconfig
+from olm.api import names
 from olm.cli.leastprivilege import role_name
 from olm.cli.main import EXIT_OK
 from olm_runtime.client import Client, errors, kinds, load_config
@@ -69,6 +71,8 @@ class Proof:
     requests: int
     verbs: dict[str, int]
     forbidden: list[str]
+    created: set[str]
+    """The resources (last segment of the path) of its `create` requests."""
 
 
 @pytest.fixture
@@ -140,6 +144,7 @@ def audited(control_plane: ControlPlane, namespace: str, account: str) -> Proof:
     user = f"system:serviceaccount:{namespace}:{account}"
     verbs: dict[str, int] = {}
     forbidden: list[str] = []
+    created: set[str] = set()
     requests = 0
     for line in control_plane.audit_log.read_text().splitlines():
         event = json.loads(line)
@@ -149,7 +154,27 @@ def audited(control_plane: ControlPlane, namespace: str, account: str) -> Proof:
         verbs[event["verb"]] = verbs.get(event["verb"], 0) + 1
         if event.get("responseStatus", {}).get("code") == 403:
             forbidden.append(f"{event['verb']} {event['requestURI']}")
-    return Proof(requests=requests, verbs=verbs, forbidden=forbidden)
+        if event["verb"] == "create":
+            created.add(event["requestURI"].split("?")[0].rsplit("/", 1)[-1])
+    return Proof(requests=requests, verbs=verbs, forbidden=forbidden, created=created)
+
+
+async def _deployment_restored(kube: Client, namespace: str, extension: str) -> None:
+    """Delete one Deployment of the extension; it must come back (drift repair, as the installer:
+    by its informer where the bundle's rules let it list and watch Deployments, else by polling)."""
+    selector = f"{names.OWNER_NAME_LABEL}={extension}"
+    (first, *_) = (await kube.list(kinds.DEPLOYMENT, namespace=namespace, label_selector=selector)).items
+    name, uid = first["metadata"]["name"], first["metadata"]["uid"]
+    await kube.delete(kinds.DEPLOYMENT, name, namespace=namespace)
+
+    async def recreated() -> bool:
+        try:
+            current = await kube.get(kinds.DEPLOYMENT, name, namespace=namespace)
+        except errors.NotFound:
+            return False
+        return bool(current["metadata"]["uid"] != uid)
+
+    await eventually(recreated, what=f"Deployment {namespace}/{name} to be restored", timeout=90)
 
 
 async def prove(
@@ -200,6 +225,7 @@ async def prove(
                 crd_safety=case.crd_safety,
             )
             await wait_installed(extensions, name, case.old, timeout=INSTALL_TIMEOUT)
+            await _deployment_restored(kube, namespace, name)
             await extensions.patch_spec(name, {"source": {"catalog": {"version": case.new}}})
             await wait_installed(extensions, name, case.new, timeout=INSTALL_TIMEOUT)
             await extensions.delete_and_wait_gone(name, timeout=INSTALL_TIMEOUT)
@@ -256,9 +282,11 @@ async def test_generated_rbac_installs_upgrades_and_removes_three_real_bundles_w
     for case, proof in zip(cases, proofs, strict=True):
         assert proof.forbidden == [], f"{case.package}: forbidden requests:\n" + "\n".join(proof.forbidden)
         # The installer did the work, and nothing else: it read, applied (server-side apply is a
-        # patch, also when it creates) and deleted objects; no list or watch (operator-controller
-        # watches with its own identity).
-        assert proof.verbs.keys() == {"get", "patch", "delete"}, (case.package, proof.verbs)
+        # patch, also when it creates) and deleted objects, asked what it may watch (its only
+        # creates), and listed and watched where the bundle's own rules let it (drift informers).
+        assert {"get", "patch", "delete"} <= proof.verbs.keys(), (case.package, proof.verbs)
+        assert proof.verbs.keys() <= {"get", "patch", "delete", "create", "list", "watch"}, proof.verbs
+        assert proof.created <= {"selfsubjectaccessreviews"}, (case.package, proof.created)
 
 
 # kube-green's own ClusterRoles grant nothing on ServiceAccounts, so no other rule covers any of

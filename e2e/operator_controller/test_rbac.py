@@ -5,7 +5,7 @@ extension without one request being forbidden.
 The session's operator-controller (admin credentials) is stopped while this test runs, so every
 reconcile of the test's extension is made by the process under test; it is started again at the
 end, whatever happened. The process under test elects itself leader with a Lease in
-`olmv1-system` and reads a (missing) global pull Secret there at start, so the Role's rules are
+`olmv1-system` and watches a (missing) global pull Secret there, so the Role's rules are
 exercised too. That the RBAC grants nothing beyond what the code needs is checked on the manifests
 themselves (`unit/operator_controller/test_manifests.py`).
 """
@@ -29,6 +29,7 @@ from e2e.operator_controller.conftest import (
 from hack.processes import OperatorControllerProcess, token_kubeconfig
 from olm.api import names
 from olm_runtime.client import Client, errors, kinds
+from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
@@ -73,7 +74,8 @@ async def shipped_rbac_process(
         leader_elect=True,
         lease_name=unique("operator-controller-rbac"),
         kubeconfig=kubeconfig,
-        extra_args=(f"--global-pull-secret={names.DEFAULT_SYSTEM_NAMESPACE}/{unique('absent-pull-secret')}",),
+        # The name the Role lets it watch (and the session never creates): absent, so pulls are anonymous.
+        extra_args=(f"--global-pull-secret={names.DEFAULT_SYSTEM_NAMESPACE}/olm-global-pull-secret",),
     )
     operator_controller.stop()
     try:
@@ -121,7 +123,8 @@ async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
             what=f"the Events of ClusterExtension {name}",
         )
 
-        # Drift detection watches the managed kinds with the process's own identity.
+        # Drift detection watches the managed kinds as the extension's ServiceAccount: the process's
+        # own identity may not read Deployments at all.
         deployment = await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
         await kube.delete(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
         await eventually(
@@ -155,9 +158,10 @@ async def _recreated(kube: Client, namespace: str, old_uid: str) -> bool:
     [pytest.param(d, id=f"{d['kind']}-{d['metadata']['name']}") for d in _documents()],
 )
 async def test_each_manifest_is_accepted_by_the_api_server(
-    document: dict[str, Any], kube: Client, olm_crds: None
+    document: dict[str, Any], kube: Client, olm_crds: None, cert_manager: CertManager
 ) -> None:
-    """Server-side dry run: schema, defaulting and admission of every shipped object."""
+    """Server-side dry run: schema, defaulting and admission of every shipped object (cert-manager's
+    kinds against the CRDs of the pinned cert-manager release)."""
     applied = await kube.apply(document, field_manager=FIELD_MANAGER, force=True, dry_run=True)
     assert applied["kind"] == document["kind"]
     assert applied["metadata"]["name"] == document["metadata"]["name"]

@@ -8,9 +8,10 @@ ServiceAccount's token, and what its permission preflight checks before it does 
 
 - `get`, `update`, `patch` and `delete` on each object by name (server-side apply patches, the
   teardown of a removed or replaced revision deletes), and `create` on each object's resource, which
-  Kubernetes cannot limit by name. No `list` or `watch`: drift detection watches with
-  operator-controller's own identity. The object requirements are the preflight's own
-  (`permissions.requirements`), so the two cannot disagree.
+  Kubernetes cannot limit by name. No `list` or `watch`: operator-controller then finds drift of
+  these objects by reading them by name every `drift_poll_interval`, rather than through a watch
+  (listing a kind cannot be limited to the bundle's objects). The object requirements are the
+  preflight's own (`permissions.requirements`), so the two cannot disagree.
 - The rules of each Role and ClusterRole of the bundle, copied as they are: Kubernetes lets a user
   write a role only when it holds every rule the role grants. Holding the rules, rather than
   `escalate` on the roles, keeps the ServiceAccount from granting more than the bundle asks for. A

@@ -31,8 +31,17 @@ def _documents(directory: Path) -> list[dict[str, Any]]:
     return documents
 
 
-def _of_kind(kind: str) -> list[dict[str, Any]]:
-    return [d for d in _documents(OPERATOR_CONTROLLER) if d["kind"] == kind]
+METRICS_RBAC = "metrics-rbac.yaml"
+"""The roles of secure /metrics (checked by `test_metrics_rbac_*`), apart from the process's own RBAC."""
+
+
+def _of_kind(kind: str, *, metrics_rbac: bool = False) -> list[dict[str, Any]]:
+    """The objects of `kind`: those of metrics-rbac.yaml with `metrics_rbac`, else all the others."""
+    directory = OPERATOR_CONTROLLER
+    listed = yaml.safe_load((directory / "kustomization.yaml").read_text())["resources"]
+    chosen = [name for name in listed if (name == METRICS_RBAC) == metrics_rbac]
+    documents = [d for name in chosen for d in yaml.safe_load_all((directory / name).read_text()) if d]
+    return [d for d in documents if d["kind"] == kind]
 
 
 def _rules() -> list[pytest.ParameterSet]:
@@ -77,10 +86,30 @@ def test_no_rule_grants_a_wildcard_verb_or_writes_to_a_wildcard(rule: dict[str, 
         assert set(rule["verbs"]) <= READ_VERBS, "only reads may name every group or resource"
 
 
-def test_the_only_wildcard_rule_is_the_read_rule_of_drift_detection() -> None:
+def test_no_rule_names_every_group_or_resource() -> None:
+    """Drift detection reads as each revision's ServiceAccount, so nothing needs to read every kind."""
+    for role in _of_kind("ClusterRole") + _of_kind("Role"):
+        wildcard = [r for r in role["rules"] if "*" in r["apiGroups"] or "*" in r["resources"]]
+        assert wildcard == [], role["metadata"]["name"]
+
+
+def test_what_the_process_reads_cluster_wide() -> None:
+    """The kinds the ClusterRole lets the process read, each for a code path in rbac.yaml's comments."""
     (role,) = _of_kind("ClusterRole")
-    wildcard = [r for r in role["rules"] if "*" in r["apiGroups"] or "*" in r["resources"]]
-    assert wildcard == [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
+    readable = {
+        f"{resource}.{group or 'core'}"
+        for rule in role["rules"]
+        if READ_VERBS & set(rule["verbs"])
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    assert readable == {
+        "clusterextensions.olm.operatorframework.io",
+        "clustercatalogs.olm.operatorframework.io",
+        "clusterobjectsets.olm.operatorframework.io",
+        "serviceaccounts.core",
+        "customresourcedefinitions.apiextensions.k8s.io",
+    }
 
 
 def test_secrets_and_leases_are_written_only_in_the_system_namespace() -> None:
@@ -165,3 +194,39 @@ def test_the_metrics_service_selects_the_deployment() -> None:
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     assert [p["targetPort"] for p in service["spec"]["ports"]] == ["metrics"]
+
+
+def test_metrics_rbac_lets_the_process_review_scrapers_and_scrapers_read_metrics_only() -> None:
+    (account,) = _of_kind("ServiceAccount")
+    subject = {"kind": "ServiceAccount", "name": account["metadata"]["name"], "namespace": SYSTEM_NAMESPACE}
+    roles = {r["metadata"]["name"]: r["rules"] for r in _of_kind("ClusterRole", metrics_rbac=True)}
+    assert roles == {
+        "operator-controller-metrics-auth-role": [
+            {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+            {
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["subjectaccessreviews"],
+                "verbs": ["create"],
+            },
+        ],
+        "operator-controller-metrics-reader": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+    }
+    (binding,) = _of_kind("ClusterRoleBinding", metrics_rbac=True)
+    assert binding["roleRef"]["name"] == "operator-controller-metrics-auth-role"
+    assert binding["subjects"] == [subject]
+
+
+def test_metrics_are_served_securely_with_the_mounted_certificate() -> None:
+    container = _container()
+    args = main.parser().parse_args(container["args"])
+    assert args.metrics_secure is True
+    assert args.tls_cert.parent == args.tls_key.parent
+    (mount,) = [m for m in container["volumeMounts"] if Path(m["mountPath"]) == args.tls_cert.parent]
+    (deployment,) = _of_kind("Deployment")
+    (volume,) = [v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"]]
+    (certificate,) = _of_kind("Certificate")
+    assert volume["secret"]["secretName"] == certificate["spec"]["secretName"]
+    (service,) = _of_kind("Service")
+    (port,) = service["spec"]["ports"]
+    assert certificate["spec"]["dnsNames"][0] == f"{service['metadata']['name']}.{SYSTEM_NAMESPACE}.svc"
+    assert port["appProtocol"] == "https"

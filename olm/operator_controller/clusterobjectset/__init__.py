@@ -10,7 +10,8 @@ the objects no newer revision took over and lets go of the others.
 
 Modules, in pipeline order: `sources` (inline and Secret-referenced objects, digests), `identity`,
 `ownership` (collisions and hand-over), `rollout` (apply + probe per phase), `probes`, `teardown`,
-`status` (conditions), `watches` (drift informers), `reconciler` (the steps), `options`.
+`status` (conditions), `access` and `watches` (drift informers, as the revision's identity),
+`reconciler` (the steps), `options`.
 
     from olm.operator_controller import clusterobjectset
     await clusterobjectset.setup_with_manager(manager, clusterobjectset.Options())
@@ -34,13 +35,16 @@ __all__ = ["CONTROLLER_NAME", "Options", "Reconciler", "setup_with_manager"]
 async def setup_with_manager(manager: Manager, options: Options | None = None) -> controller.Controller:
     """Register the ClusterObjectSet controller with `manager` (the CRDs must be installed).
 
-    Equals `Builder(manager).for_(COS).watches(source.Channel(drift events)).complete(Reconciler)`:
-    the COS informer drives reconciles, and the drift informers (created per managed kind as
-    revisions need them) feed a channel that maps objects to their controlling revision.
+    Equals `Builder(manager).for_(COS).watches(source.Channel(drift events)).complete(Reconciler)`,
+    plus the `DriftWatches` runnable: the COS informer drives reconciles, and the drift informers
+    (created per identity, owner and managed kind as revisions need them, outside the manager's
+    cache because each runs with a ServiceAccount's token) feed a channel that maps objects to their
+    controlling revision.
     """
     options = options or Options()
     drift: asyncio.Queue[event.GenericEvent] = asyncio.Queue()
-    watches = DriftWatches(manager.cache, drift)
+    watches = DriftWatches(drift, options=manager.cache.options)
+    manager.add(watches)
     reconciler = Reconciler(
         manager.client,
         manager.reader,

@@ -24,6 +24,9 @@ class Options:
     retry_interval: float = 10.0
     """Seconds before a revision that hit a retryable problem (collision, missing Secret,
     forbidden write) is reconciled again."""
+    drift_poll_interval: float = 30.0
+    """Seconds between reconciles of an Active revision that manages objects of a kind its
+    ServiceAccount may not list and watch (see `watches`): the longest such drift goes unrepaired."""
     teardown_interval: float = 5.0
     """Seconds between checks while objects being deleted still exist."""
     deadline_minute_seconds: float = 60.0

@@ -94,6 +94,18 @@ def _describe(ref: Mapping[str, Any]) -> str:
     return f"{ref.get('kind')} {ref.get('name')}"
 
 
+def _released_by_predecessor(live: Object, me: Revision, siblings: Mapping[str, Revision]) -> bool:
+    """Whether `live` is an object an older sibling managed and let go of for `me`: handing over
+    is two writes (the sibling's reference dropped, then `me` applied), so a crash between them
+    leaves the object with no controller but still labelled as the sibling's, for this owner."""
+    labels = (live.get("metadata") or {}).get("labels") or {}
+    owner = (labels.get(names.OWNER_KIND_LABEL), labels.get(names.OWNER_NAME_LABEL))
+    if me.owner is None or owner != me.owner:
+        return False
+    revision = labels.get(names.REVISION_NAME_LABEL)
+    return any(s.name == revision and s.number < me.number for s in siblings.values())
+
+
 def judge(live: Object | None, me: Revision, siblings: Mapping[str, Revision], strategy: str) -> Verdict:
     """What to do with the existing object `live` (None: it does not exist).
 
@@ -109,7 +121,7 @@ def judge(live: Object | None, me: Revision, siblings: Mapping[str, Revision], s
             return Verdict(Action.SKIP)
         return Verdict(Action.ADOPT, release=controller, remove=True)
     if controller is None:
-        if strategy in ("IfNoController", "None"):
+        if strategy in ("IfNoController", "None") or _released_by_predecessor(live, me, siblings):
             return Verdict(Action.ADOPT)
         return Verdict(
             Action.COLLISION,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,7 @@ from olm.operator_controller.clusterobjectset.sources import (
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime import cache, conditions, controller, events, finalizers
-from olm_runtime.client import Client, CredentialError, errors, kinds
+from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
 from olm_runtime.controller.steps import Step
 
@@ -68,6 +69,14 @@ class State:
     """Any step: what the status reports."""
     requeue_after: float | None = None
     """Any step: come back after this many seconds."""
+
+
+def _polled_message(polled: list[GroupVersionKind], interval: float, identity: Identity) -> str:
+    kinds_ = ", ".join(f"{gvk.kind}.{gvk.group or 'core'}" for gvk in polled)
+    return (
+        f"Drift of {kinds_} objects is checked every {interval:.0f}s by GET: "
+        f"{identity.description} may not list and watch them."
+    )
 
 
 def _keeping_spec(step: Step[State]) -> Step[State]:
@@ -126,6 +135,7 @@ class Reconciler:
         try:
             cached = await self.reader.get(CLUSTER_OBJECT_SET, request.name)
         except errors.NotFound:
+            self._release_watches(request.name)
             return controller.Result()
         cos = cache.mutable_copy(cached)
         state = State(cos=cos, me=ownership.Revision.of(cos))
@@ -157,7 +167,13 @@ class Reconciler:
             await finalizers.remove_finalizer(
                 self.client, CLUSTER_OBJECT_SET, state.cos, names.TEARDOWN_FINALIZER
             )
+        self._release_watches(state.me.name)  # it manages nothing any more
         return CONTINUE
+
+    def _release_watches(self, revision: str) -> None:
+        stopped = self.watches.release(revision)
+        if stopped:
+            _log.info("drift watches stopped", informers=stopped)
 
     async def resolve_identity(self, state: State) -> Next:
         try:
@@ -173,17 +189,31 @@ class Reconciler:
             return STOP
         return CONTINUE
 
-    async def _get_secret(self, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return await self.client.get(kinds.SECRET, name, namespace=namespace)
-        except errors.NotFound:
-            return None
+    def _secret_reader(self, state: State) -> Callable[[str, str], Awaitable[dict[str, Any] | None]]:
+        """Reads a referenced Secret: in the system namespace (where operator-controller writes the
+        revisions' content) with the controller's identity, elsewhere (a hand-written revision's
+        reference) as the revision's identity, since the controller may read no Secret there."""
+
+        async def get(namespace: str, name: str) -> dict[str, Any] | None:
+            identity = None if namespace == self.options.system_namespace else state.identity
+            reader = self.client if identity is None else identity.client
+            try:
+                return await reader.get(kinds.SECRET, name, namespace=namespace)
+            except errors.NotFound:
+                return None
+            except errors.Forbidden as e:
+                who = "the controller" if identity is None else identity.description
+                raise SourceMissing(f"cannot read secret {namespace}/{name} as {who}: {e.message}") from e
+            except CredentialError as e:  # e.g. the ServiceAccount was deleted with its namespace
+                raise SourceMissing(f"cannot read secret {namespace}/{name}: {e}") from e
+
+        return get
 
     async def resolve_sources(self, state: State) -> Next:
         try:
             state.phases = await resolve_phases(
                 state.cos.get("spec") or {},
-                self._get_secret,
+                self._secret_reader(state),
                 system_namespace=self.options.system_namespace,
                 limit=self.options.max_object_bytes,
             )
@@ -234,6 +264,14 @@ class Reconciler:
             outcome = await rollout.run(state.me, state.siblings, state.phases, checks)
         except CredentialError as e:
             outcome = Outcome(OutcomeKind.RETRYING, str(e))
+        polled = self.watches.polled(state.me.name)
+        if polled and outcome.kind in (OutcomeKind.SUCCEEDED, OutcomeKind.ROLLING_OUT):
+            # Nothing tells this controller when those objects change (drift, or a probe that now
+            # passes): it looks again, by GET.
+            interval = self.options.drift_poll_interval
+            state.requeue_after = interval
+            if outcome.kind is OutcomeKind.SUCCEEDED:
+                outcome = Outcome(OutcomeKind.SUCCEEDED, _polled_message(polled, interval, state.identity))
         state.outcome = outcome
         if outcome.kind is OutcomeKind.RETRYING:
             state.requeue_after = self.options.retry_interval
@@ -305,9 +343,6 @@ class Reconciler:
         if not done:
             state.requeue_after = self.options.teardown_interval
             return STOP
-        stopped = await self.watches.prune()
-        if stopped:
-            _log.info("drift watches stopped", kinds=[str(gvk) for gvk in stopped])
         if not finalizers.is_being_deleted(state.cos):
             state.outcome = Outcome(OutcomeKind.ARCHIVED)
         return CONTINUE

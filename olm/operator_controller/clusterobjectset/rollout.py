@@ -3,8 +3,8 @@
 For each phase, in spec order:
 
 1. look up every object (the drift informer first, the API server when the informer does not show
-   it as ours) and judge it (`ownership.judge`); if any object collides, stop before applying
-   anything of the phase;
+   it as ours or the identity may not watch its kind; both as the revision's identity) and judge
+   it (`ownership.judge`); if any object collides, stop before applying anything of the phase;
 2. release the references of adopted objects' previous controllers, then server-side apply every
    object (concurrently, one field manager, `force` so our fields win) as the revision's identity;
 3. probe the objects as the apply returned them; the next phase starts only if all pass.
@@ -135,18 +135,18 @@ class Rollout:
     ) -> _Planned:
         manifest = source.manifest
         label = probes.object_label(manifest)
-        try:
-            gvk = object_kind(manifest)
-            informer = await self.watches.informer(gvk)
-        except (ValueError, NoKindMatch, WatchUnavailable) as e:
-            raise PhaseFailed(f"{label}: {e}") from e
         name, namespace = _name(manifest)
         if not name:
             raise PhaseFailed(f"{label}: metadata.name is required")
-        namespace = namespace if informer.resource.namespaced else None
-        if informer.resource.namespaced and not namespace:
+        try:
+            gvk = object_kind(manifest)
+            watched = await self.watches.lookup(me, self.client, self.identity, gvk, namespace)
+        except (ValueError, NoKindMatch, WatchUnavailable) as e:
+            raise PhaseFailed(f"{label}: {e}") from e
+        namespace = namespace if watched.resource.namespaced else None
+        if watched.resource.namespaced and not namespace:
             raise PhaseFailed(f"{label}: metadata.namespace is required for a namespaced kind")
-        live: Mapping[str, Any] | None = informer.get(name, namespace)
+        live: Mapping[str, Any] | None = watched.informer.get(name, namespace) if watched.informer else None
         verdict = ownership.judge(live, me, siblings, source.collision_protection)
         if live is None or verdict.action not in (ownership.Action.APPLY, ownership.Action.SKIP):
             async with self._slots:

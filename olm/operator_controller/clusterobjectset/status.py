@@ -71,7 +71,8 @@ def deadline(cos: Mapping[str, Any], minute_seconds: float) -> datetime.datetime
 
 def _messages(kind: OutcomeKind, revision: int, message: str) -> tuple[str, str]:
     if kind is OutcomeKind.SUCCEEDED:
-        return f"Revision {revision} has rolled out.", "Objects are available and pass all probes."
+        rolled_out = f"Revision {revision} has rolled out." + (f" {message}" if message else "")
+        return rolled_out, "Objects are available and pass all probes."
     if kind is OutcomeKind.ROLLING_OUT:
         return f"Revision {revision} is rolling out.", message
     if kind is OutcomeKind.ARCHIVED:

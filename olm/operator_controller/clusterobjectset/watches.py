@@ -1,31 +1,41 @@
-"""Drift detection: informers on the kinds revisions manage, mapped back to the owning revision.
+"""Drift detection: informers on the objects revisions manage, run as the revisions' identities.
 
-One informer per kind in use, created on the first reconcile that needs it through the shared
-cache, watching all namespaces but only objects labelled with a revision name. Every add, change
-or deletion enqueues the revision that controls the object, which then restores it. The informers
-double as the first place the rollout looks for an object's current state.
+A revision's objects are read with the identity that writes them (the ServiceAccount it names),
+never with the controller's own. For each object the rollout asks `lookup`, which decides once per
+(identity, owner, kind, namespace) how far that identity may watch the kind (`access.watch_reach`):
 
-An informer is stopped again (`prune`) once it holds nothing: no object of its kind carries a
-revision label any more, so no revision manages that kind. A later rollout of the kind starts a
-new one on demand, before it applies anything.
+- in all namespaces, or in the object's namespace: one informer per (identity, owner, kind, reach),
+  shared by every revision of that owner written as that identity, selecting the owner's objects by
+  the owner labels every managed object carries (the revision-name label for a revision without an
+  owner). Its events enqueue the revision that controls the object, which restores it, and the
+  rollout reads objects' current state from it;
+- neither: no informer. The rollout reads each such object by GET, and the reconciler comes back
+  every `Options.drift_poll_interval` seconds while the revision is active (`polled`), so their
+  drift is repaired within that interval.
+
+Uses are counted per revision: `release(revision)`, called once a revision has let go of its
+objects (or is gone), stops every informer no remaining revision uses. A decision stands while a
+revision uses it: `list` and `watch` granted to the ServiceAccount later take effect after a restart
+of operator-controller (or a fresh install of the extension).
+
+`DriftWatches` is a `Runnable`: its informers run inside its `start()`, on the elected replica.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.operator_controller.clusterobjectset import access, ownership
 from olm_runtime import cache, ownerrefs
-from olm_runtime.client import GroupVersionKind
+from olm_runtime.client import Client, GroupVersionKind, ResourceInfo, errors
 from olm_runtime.controller import Request, event
 
-__all__ = ["DriftWatches", "WatchUnavailable", "owning_revisions"]
-
-SELECTOR = names.REVISION_NAME_LABEL
-"""Managed objects (and the Secrets of a revision) carry this label; only they are watched."""
+__all__ = ["DriftWatches", "WatchUnavailable", "Watched", "owning_revisions", "selector_for"]
 
 
 def owning_revisions(obj: Mapping[str, Any]) -> Iterator[Request]:
@@ -39,64 +49,179 @@ def owning_revisions(obj: Mapping[str, Any]) -> Iterator[Request]:
         yield Request(name=label)
 
 
+def selector_for(me: ownership.Revision) -> str:
+    """The label selector of the objects `me` and the other revisions of its owner manage."""
+    if me.owner is not None:
+        return f"{names.OWNER_KIND_LABEL}={me.owner[0]},{names.OWNER_NAME_LABEL}={me.owner[1]}"
+    return f"{names.REVISION_NAME_LABEL}={me.name}"
+
+
 class WatchUnavailable(Exception):
-    """The informer of a kind did not sync in time (forbidden, or the API server is failing)."""
+    """The watch of a kind could not be decided or did not sync in time."""
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What `lookup` found for one object's kind."""
+
+    resource: ResourceInfo
+    informer: cache.Informer | None
+    """None when the identity may not watch the kind there: read the object by GET."""
+
+
+@dataclass(frozen=True)
+class _Use:
+    identity: str
+    selector: str
+    gvk: GroupVersionKind
+    namespace: str
+    """The object's namespace; "" for a cluster-scoped kind."""
+
+
+@dataclass(frozen=True)
+class _Watch:
+    identity: str
+    selector: str
+    gvk: GroupVersionKind
+    namespace: str
+    """The namespace watched; "" for all namespaces."""
 
 
 class DriftWatches:
-    """Starts informers per kind on demand and feeds their events to `events` (a `Channel`)."""
+    """Starts drift informers on demand, as the revisions' identities, and feeds their events to
+    `events` (a `Channel`)."""
+
+    name = "drift-watches"
 
     def __init__(
-        self, informers: cache.Cache, events: asyncio.Queue[event.GenericEvent], *, sync_timeout: float = 30.0
+        self,
+        events: asyncio.Queue[event.GenericEvent],
+        *,
+        options: cache.CacheOptions | None = None,
+        sync_timeout: float = 30.0,
     ) -> None:
-        self._cache = informers
-        self._sync_timeout = sync_timeout
         self._events = events
-        self._informers: dict[GroupVersionKind, cache.Informer] = {}
-        self._lock = asyncio.Lock()
+        self._options = options or cache.CacheOptions()
+        self._sync_timeout = sync_timeout
+        self._uses: dict[str, set[_Use]] = {}
+        """Revision name -> what it looked up."""
+        self._decided: dict[_Use, _Watch | None] = {}
+        self._informers: dict[_Watch, cache.Informer] = {}
+        self._running: dict[_Watch, asyncio.Task[None]] = {}
+        self._tasks: asyncio.TaskGroup | None = None
+
+    async def start(self) -> None:
+        """Run the informers, present and future, until cancelled."""
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                self._tasks = tasks
+                for watch in self._informers:
+                    self._launch(watch)
+                await asyncio.get_running_loop().create_future()
+        finally:
+            self._tasks = None
+            self._running.clear()
+
+    def _launch(self, watch: _Watch) -> None:
+        if self._tasks is not None and watch not in self._running:
+            informer = self._informers[watch]
+            self._running[watch] = self._tasks.create_task(informer.start(), name=f"drift {informer.name}")
 
     def _notify(self, obj: Any) -> None:
         if isinstance(obj, cache.DeletedFinalStateUnknown):
             obj = obj.obj
         self._events.put_nowait(event.GenericEvent(obj))
 
-    async def informer(self, gvk: GroupVersionKind) -> cache.Informer:
-        """The synced informer of `gvk` (created and registered on first use); raises
-        `NoKindMatch` when the kind is not served."""
-        informer = self._informers.get(gvk)
-        if informer is None:
-            async with self._lock:
-                informer = self._informers.get(gvk)
-                if informer is None:
-                    informer = await self._cache.get_informer(gvk, namespaces=(), label_selector=SELECTOR)
-                    informer.add_event_handler(
-                        cache.EventHandlerFuncs(
-                            on_add=lambda obj, _initial: self._notify(obj),
-                            on_update=lambda _old, new: self._notify(new),
-                            on_delete=self._notify,
-                        )
-                    )
-                    self._informers[gvk] = informer
+    async def lookup(
+        self,
+        revision: ownership.Revision,
+        client: Client,
+        identity: str,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+    ) -> Watched:
+        """How `revision` (written as `client`, described as `identity`) reads objects of `gvk` in
+        `namespace`: the synced informer, or none. Raises `NoKindMatch` when the kind is not
+        served, `WatchUnavailable` when the access review fails or the informer does not sync."""
+        resource = await client.resource_for(gvk)
+        use = _Use(identity, selector_for(revision), gvk, (namespace or "") if resource.namespaced else "")
+        self._uses.setdefault(revision.name, set()).add(use)
+        if use not in self._decided:
+            try:
+                reach = await access.watch_reach(client, resource, use.namespace or None)
+            except errors.APIError as e:
+                raise WatchUnavailable(
+                    f"cannot review access to {gvk.kind} as {identity}: {e.message}"
+                ) from e
+            self._decided.setdefault(use, self._watch_for(use, reach, resource, client))
+        watch = self._decided[use]
+        if watch is None:
+            return Watched(resource, None)
+        informer = self._informers[watch]
         try:
-            await asyncio.wait_for(informer.wait_for_sync(), timeout=self._sync_timeout)
+            await informer.wait_for_sync(timeout=self._sync_timeout)
         except TimeoutError:
-            errors = [r.last_error for r in informer.statistics().reflectors if r.last_error]
-            detail = f": {errors[0]}" if errors else ""
+            errors_seen = [r.last_error for r in informer.statistics().reflectors if r.last_error]
+            detail = f": {errors_seen[0]}" if errors_seen else ""
             # Without this deadline a reconcile (and with it a graceful shutdown) would wait forever
-            # on a kind the controller may not list, e.g. when its RBAC lacks the kind.
+            # on a watch that cannot start, e.g. when the ServiceAccount lost its rights meanwhile.
             raise WatchUnavailable(
-                f"cannot watch {gvk.kind}.{gvk.group or 'core'}: "
+                f"cannot watch {gvk.kind}.{gvk.group or 'core'} as {identity}: "
                 f"not synced after {self._sync_timeout:.0f}s{detail}"
             ) from None
-        return informer
+        except cache.InformerStopped as e:
+            raise WatchUnavailable(str(e)) from None
+        return Watched(resource, informer)
 
-    def kinds(self) -> list[GroupVersionKind]:
-        return list(self._informers)
+    def _watch_for(
+        self, use: _Use, reach: access.Reach, resource: ResourceInfo, client: Client
+    ) -> _Watch | None:
+        if reach is access.Reach.NONE:
+            return None
+        namespace = use.namespace if reach is access.Reach.NAMESPACE else ""
+        watch = _Watch(use.identity, use.selector, use.gvk, namespace)
+        if watch not in self._informers:
+            informer = cache.Informer(
+                client.transport,  # the identity's own token: the watch sees what it may see
+                resource,
+                namespaces=(namespace,) if namespace else None,
+                label_selector=use.selector,
+                transform=self._options.transform,
+                reflector_options=self._options.reflector,
+            )
+            informer.add_event_handler(
+                cache.EventHandlerFuncs(
+                    on_add=lambda obj, _initial: self._notify(obj),
+                    on_update=lambda _old, new: self._notify(new),
+                    on_delete=self._notify,
+                )
+            )
+            self._informers[watch] = informer
+            self._launch(watch)
+        return watch
 
-    async def prune(self) -> list[GroupVersionKind]:
-        """Stop the informers of kinds no revision manages any more (empty, synced stores)."""
-        async with self._lock:
-            idle = [gvk for gvk, inf in self._informers.items() if inf.has_synced and len(inf) == 0]
-            for gvk in idle:
-                self._cache.remove_informer(self._informers.pop(gvk))
-        return idle
+    def polled(self, revision: str) -> list[GroupVersionKind]:
+        """The kinds of `revision`'s objects read by GET instead of watched, sorted."""
+        kinds = {use.gvk for use in self._uses.get(revision, ()) if self._decided.get(use, False) is None}
+        return sorted(kinds, key=str)
+
+    def release(self, revision: str) -> list[str]:
+        """Forget what `revision` looked up; stop and return (by name) the informers no other
+        revision uses."""
+        mine = self._uses.pop(revision, set())
+        others = set().union(*self._uses.values()) if self._uses else set()
+        for use in mine - others:
+            self._decided.pop(use, None)
+        wanted = {watch for watch in self._decided.values() if watch is not None}
+        stopped: list[str] = []
+        for watch in [w for w in self._informers if w not in wanted]:
+            informer = self._informers.pop(watch)
+            task = self._running.pop(watch, None)
+            if task is not None:
+                task.cancel()
+            stopped.append(f"{informer.name} as {watch.identity}")
+        return stopped
+
+    def informers(self) -> list[cache.Informer]:
+        """Every running drift informer."""
+        return list(self._informers.values())

@@ -48,6 +48,34 @@ def test_judge(existing: dict[str, Any] | None, strategy: str, action: Action) -
     assert ownership.judge(existing, ME, SIBLINGS, strategy).action is action
 
 
+def labelled(revision: str, owner: str = "ext") -> dict[str, Any]:
+    """An object with no controller, labelled as managed by `revision` of ClusterExtension `owner`."""
+    obj = live()
+    obj["metadata"]["labels"] = {
+        names.OWNER_KIND_LABEL: "ClusterExtension",
+        names.OWNER_NAME_LABEL: owner,
+        names.REVISION_NAME_LABEL: revision,
+    }
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("existing", "action"),
+    [
+        pytest.param(labelled("ext-1"), Action.ADOPT, id="released-by-the-older-sibling"),
+        pytest.param(labelled("ext-3"), Action.COLLISION, id="labelled-by-a-newer-sibling"),
+        pytest.param(labelled("ext-1", owner="other"), Action.COLLISION, id="another-owner"),
+        pytest.param(labelled("ext-0"), Action.COLLISION, id="not-a-sibling"),
+    ],
+)
+def test_an_object_a_crash_left_between_release_and_apply_is_taken_over(
+    existing: dict[str, Any], action: Action
+) -> None:
+    verdict = ownership.judge(existing, ME, SIBLINGS, "Prevent")
+    assert verdict.action is action
+    assert verdict.release is None
+
+
 def test_collision_messages_name_the_owner() -> None:
     verdict = ownership.judge(live(ref("foreign", "Deployment")), ME, SIBLINGS, "Prevent")
     assert verdict.message == "is controlled by Deployment n-foreign (collision protection Prevent)"

@@ -53,6 +53,13 @@ def test_messages() -> None:
     assert done["Succeeded"] == ("True", "Succeeded", "Revision succeeded rolling out.")
 
 
+def test_a_succeeded_revision_names_its_polled_kinds_after_the_rollout() -> None:
+    note = "Drift of ConfigMap.core objects is checked every 30s by GET: ..."
+    done = conditions([], Outcome(OutcomeKind.SUCCEEDED, note))
+    assert done["Progressing"][2] == f"Revision 3 has rolled out. {note}"
+    assert done["Succeeded"][2] == "Revision succeeded rolling out."
+
+
 def test_succeeded_is_a_latch() -> None:
     done = status.apply_outcome(
         [], Outcome(OutcomeKind.SUCCEEDED), revision=1, generation=1, due=None, minutes=None, now=NOW
