@@ -25,7 +25,7 @@ def http_date(timestamp: float) -> str:
 def _parse_date(value: str) -> float | None:
     try:
         parsed = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # a year past 9999 overflows
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from olm import fbc, oci
-from olm.catalogd import metrics
+from olm.catalogd import blobprune, memory, metrics
 from olm.catalogd.storage import Storage, StoredCatalog
 from olm.catalogd.unpack import Unpacker, UnpackError
 from olm_runtime import controller, tracing
@@ -73,6 +73,10 @@ class Content:
         self.unpacker = unpacker
         self.storage = storage
         self._locks: dict[str, asyncio.Lock] = {}
+        self.pulls = blobprune.PullGate()
+        """Held by every pull and unpack, so a blob cache prune never removes a blob in use."""
+        self.unpacked = asyncio.Event()
+        """Set after each successful unpack (garbage collection then prunes the blob cache)."""
 
     async def resolve(self, reference: oci.Reference) -> oci.Reference:
         """`reference` at the digest it names now (no request for a digest reference)."""
@@ -97,12 +101,14 @@ class Content:
             started = time.monotonic()
             result: metrics.UnpackResult | None = metrics.UnpackResult.ERROR
             try:
-                unpacked = await self.unpacker.unpack(name, reference)
+                async with self.pulls.pulling():
+                    unpacked = await self.unpacker.unpack(name, reference)
                 with tracing.span("clustercatalog/store"):
                     stored = await self.storage.store(
                         name, str(reference.digest), fbc.checked(fbc.iter_metas(unpacked.path))
                     )
                 result = metrics.UnpackResult.SUCCESS
+                self.unpacked.set()
                 metrics.UNPACK_SIZE.observe(stored.size)
             except asyncio.CancelledError:
                 result = None  # stopped (shutdown, deletion), not failed
@@ -125,6 +131,7 @@ class Content:
                 if result is not None:
                     metrics.UNPACK_DURATION.labels(result.value).observe(time.monotonic() - started)
                 await asyncio.to_thread(self.unpacker.cleanup, name)
+                await asyncio.to_thread(memory.release_freed_memory)  # serve at less than the ingest peak
             return Ensured(stored, unpacked=True)
 
     async def remove(self, name: str) -> None:

@@ -8,15 +8,25 @@
 - Both carry `Last-Modified` (when the version was stored) and a strong `ETag` (a hash of the
   content, and of the query for `metas`; `-gzip` appended for the gzip encoding), and answer
   `If-None-Match` / `If-Modified-Since` with 304 and `If-Match` / `If-Unmodified-Since` with 412.
-- gzip when `Accept-Encoding` allows it and the body is over `gzip_min_bytes` (`all` is compressed
-  once at store time; `metas` on the fly, off the event loop).
+- gzip when `Accept-Encoding` allows it and the body is over `gzip_min_bytes`: `all`, and a `metas`
+  answer that is the whole catalog, were compressed once at store time; other `metas` answers are
+  compressed off the event loop, once per catalog version and query, and kept in memory up to
+  `metas_gzip_cache_bytes` (`gzipcache`); answers too large for it are compressed while streaming.
 - 400 for a name that is not a DNS-1123 subdomain, 404 for a catalog not being served, 405 (with
   `Allow`) for other methods. TLS only, 1.2 or newer, with certificate reload (`tls`).
 
 Bodies stream from disk in chunks read by worker threads; nothing loads a catalog into memory. A
 client that stops reading for `write_stall_timeout` seconds is disconnected; a slow client that
-keeps reading may take as long as it needs, so 100+ MB catalogs download over slow links. Every
-request is timed in `catalogd_http_request_duration_seconds{code}`, its body counted in
+keeps reading may take as long as it needs, so 100+ MB catalogs download over slow links.
+
+Hostile clients are bounded (see `docs/catalogd/content-server-limits.md`): the TLS handshake must
+finish within `tls_handshake_timeout`, a request head must arrive complete within `idle_timeout`
+of the handshake or of the previous response (which cuts off slowloris clients and idle
+keep-alive connections alike), request lines and header fields are capped, a `GET`/`HEAD` with a
+body is a 400 whose body is discarded for at most `body_linger_timeout`, and a request the HTTP
+parser rejects is a 400 logged as one line, without a traceback.
+
+Every request is timed in `catalogd_http_request_duration_seconds{code}`, its body counted in
 `catalogd_http_response_bytes_total{endpoint,code}`, and logged with structlog, inside a tracing
 server span that continues the caller's trace (W3C `traceparent`).
 """
@@ -25,15 +35,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiohttp import web
+from aiohttp import http_exceptions, web
 from opentelemetry import trace
 
 from olm.catalogd import conditional, metrics
+from olm.catalogd.gzipcache import CompressedBodies
 from olm.catalogd.sections import SectionReader
 from olm.catalogd.storage import Storage, StoredCatalog, is_valid_name
 from olm.catalogd.tls import ReloadingContext
@@ -65,10 +78,25 @@ class ServerOptions:
     """Bodies this small are never compressed."""
     gzip_level: int = 5
     """zlib level for `metas` responses compressed on the fly."""
+    metas_gzip_cache_bytes: int = 16 << 20
+    """Bytes of compressed `metas` bodies kept in memory for the next request of the same query
+    (0 turns the cache off); bodies over a quarter of it are compressed on the fly each time."""
     write_stall_timeout: float = 60.0
     """Seconds a client may leave a chunk unread before it is disconnected."""
-    keepalive_timeout: float = 75.0
-    """Seconds an idle keep-alive connection stays open."""
+    idle_timeout: float = 15.0
+    """Seconds a connection may go without a complete request head, counted from the end of the
+    handshake or of the previous response: idle keep-alive connections and clients that send
+    their headers byte by byte (slowloris) are both closed after it."""
+    tls_handshake_timeout: float = 10.0
+    """Seconds a new connection gets to finish the TLS handshake."""
+    body_linger_timeout: float = 2.0
+    """Seconds spent reading and discarding a refused request body before the connection closes."""
+    max_request_line_bytes: int = 8190
+    """Longest request line (method, URL, version); longer is a 400."""
+    max_header_field_bytes: int = 8190
+    """Longest header line; longer is a 400."""
+    max_headers: int = 100
+    """Most header fields in one request; more is a 400."""
     shutdown_timeout: float = 30.0
     """Seconds in-flight requests get to finish on shutdown."""
     cert_reload_interval: float = 10.0
@@ -86,6 +114,7 @@ class CatalogServer:
         )
         self.ready = asyncio.Event()
         self._port: int | None = None
+        self._bodies = CompressedBodies(options.metas_gzip_cache_bytes)
 
     @property
     def port(self) -> int:
@@ -95,26 +124,32 @@ class CatalogServer:
         return self._port
 
     def application(self) -> web.Application:
-        app = web.Application(middlewares=[_trace, _observe])
+        app = web.Application(middlewares=[_trace, _observe, _refuse_body])
         base = self.options.path_prefix.rstrip("/")
         app.router.add_get(f"{base}/{{name}}/api/v1/all", self._all)
         app.router.add_get(f"{base}/{{name}}/api/v1/metas", self._metas)
         return app
 
     async def start(self) -> None:
+        options = self.options
         runner = web.AppRunner(
             self.application(),
             access_log=None,
-            keepalive_timeout=self.options.keepalive_timeout,
-            shutdown_timeout=self.options.shutdown_timeout,
+            logger=_HTTP_LOG,
+            keepalive_timeout=options.idle_timeout,
+            lingering_time=options.body_linger_timeout,
+            max_line_size=options.max_request_line_bytes,
+            max_field_size=options.max_header_field_bytes,
+            max_headers=options.max_headers,
+            shutdown_timeout=options.shutdown_timeout,
         )
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.options.host, self.options.port, ssl_context=self.tls.context)
+            site = _TLSSite(
+                runner, options.host, options.port, self.tls.context, options.tls_handshake_timeout
+            )
             await site.start()
-            server = site._server
-            sockets = getattr(server, "sockets", None) or ()
-            self._port = sockets[0].getsockname()[1] if sockets else self.options.port
+            self._port = site.port
             self.ready.set()
             _log.info("catalog_server.listening", host=self.options.host, port=self._port)
             await self.tls.watch()
@@ -192,9 +227,48 @@ class CatalogServer:
             return early
         if gzip_ok:
             headers.update({"ETag": etags[1], "Content-Encoding": "gzip"})
+            if sections == [(0, stored.size)]:
+                return await self._send(request, headers, stored.gzip_path, [(0, stored.gzip_size)])
+            if self._bodies.cacheable(length):
+                return await self._send_compressed(request, headers, stored.all_path, sections, key=tag)
             return await self._send(request, headers, stored.all_path, sections, compress=True)
         headers["ETag"] = etags[0]
         return await self._send(request, headers, stored.all_path, sections)
+
+    async def _send_compressed(
+        self,
+        request: web.Request,
+        headers: dict[str, str],
+        path: Path,
+        sections: list[tuple[int, int]],
+        *,
+        key: str,
+    ) -> web.StreamResponse:
+        """Answer with the gzip body of `sections` from the cache, compressing it on a miss (`key`
+        names the catalog content and the query)."""
+        level = self.options.gzip_level
+
+        def compress() -> bytes:
+            reader = SectionReader(path, sections, level)
+            try:
+                return b"".join(iter(lambda: reader.read(1 << 20), b""))
+            finally:
+                reader.close()
+
+        try:
+            body = await self._bodies.get(key, compress)
+        except FileNotFoundError:  # the version was replaced between lookup and open
+            raise web.HTTPServiceUnavailable(text="the catalog changed while being read; retry") from None
+        response = web.StreamResponse(headers=headers)
+        response.content_length = len(body)
+        await response.prepare(request)
+        if request.method != "HEAD":
+            view = memoryview(body)
+            step = self.options.chunk_bytes
+            for start in range(0, len(body), step):
+                await self._write(request, response, view[start : start + step])
+            await response.write_eof()
+        return response
 
     async def _send(
         self,
@@ -222,16 +296,83 @@ class CatalogServer:
         try:
             await response.prepare(request)
             while chunk := await loop.run_in_executor(None, reader.read, self.options.chunk_bytes):
-                try:
-                    await asyncio.wait_for(response.write(chunk), self.options.write_stall_timeout)
-                except TimeoutError:
-                    if request.transport is not None:
-                        request.transport.abort()
-                    raise ConnectionResetError("the client stopped reading") from None
+                await self._write(request, response, chunk)
             await response.write_eof()
         finally:
             reader.close()
         return response
+
+    async def _write(
+        self, request: web.Request, response: web.StreamResponse, chunk: bytes | memoryview
+    ) -> None:
+        """Write one chunk of a body, disconnecting a client that leaves it unread too long."""
+        try:
+            await asyncio.wait_for(response.write(chunk), self.options.write_stall_timeout)
+        except TimeoutError:
+            if request.transport is not None:
+                request.transport.abort()
+            raise ConnectionResetError("the client stopped reading") from None
+
+
+class _TLSSite(web.BaseSite):
+    """A TCP listener like `web.TCPSite`, plus a bound on the TLS handshake (which `TCPSite` leaves
+    at asyncio's 60 seconds)."""
+
+    def __init__(
+        self, runner: web.AppRunner, host: str, port: int, context: ssl.SSLContext, handshake_timeout: float
+    ) -> None:
+        super().__init__(runner, ssl_context=context)
+        self._host = host
+        self._port = port
+        self._handshake_timeout = handshake_timeout
+        self._bound_port: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"https://{self._host}:{self._port}"
+
+    @property
+    def port(self) -> int:
+        """The bound port (the requested one until started)."""
+        return self._bound_port or self._port
+
+    async def start(self) -> None:
+        await super().start()
+        server = self._runner.server
+        if server is None:
+            raise RuntimeError("the runner is not set up")
+        listening = await asyncio.get_running_loop().create_server(
+            server,
+            self._host,
+            self._port,
+            ssl=self._ssl_context,
+            ssl_handshake_timeout=self._handshake_timeout,
+            backlog=self._backlog,
+        )
+        self._server = listening
+        self._bound_port = int(listening.sockets[0].getsockname()[1]) if listening.sockets else None
+
+
+class _OneLineClientErrors(logging.Filter):
+    """aiohttp logs each request its parser rejects (too long, malformed, smuggling attempts), and
+    each client that hangs up mid-answer, with a traceback at ERROR, so one hostile client could
+    flood the log; each becomes one structured line here. Other errors (a bug answered with a
+    500) keep their traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, http_exceptions.HttpProcessingError):
+            first_line = error.message.strip().splitlines()[0] if error.message.strip() else ""
+            _log.info("http.malformed_request", status=error.code, error=first_line[:120])
+            return False
+        if isinstance(error, ConnectionError):
+            _log.info("http.client_gone", error=str(error)[:120])
+            return False
+        return True
+
+
+_HTTP_LOG = logging.getLogger("catalogd.server.http")
+_HTTP_LOG.addFilter(_OneLineClientErrors())
 
 
 DIGEST_HEADER = "Olm-Catalog-Digest"
@@ -333,6 +474,20 @@ async def _observe(
             remote=request.remote,
             user_agent=request.headers.get("User-Agent", ""),
         )
+
+
+@web.middleware
+async def _refuse_body(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """A `GET` or `HEAD` with a body is refused: the body has no meaning here, and a server that
+    ignores it can be made to parse the body as a second request (request smuggling). The
+    connection closes after the answer, so the body is never read as one."""
+    if request.method in ("GET", "HEAD") and request.body_exists:
+        response = web.Response(status=400, text="a GET or HEAD request carries no body")
+        response.force_close()
+        return response
+    return await handler(request)
 
 
 def _endpoint(path: str) -> metrics.Endpoint:

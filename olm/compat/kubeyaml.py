@@ -94,12 +94,81 @@ class KubernetesLoader(_BaseLoader):  # type: ignore[misc]
             self.aliased = True
         return super().construct_object(node, deep=deep)
 
+    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
+        # libyaml calls this for every node without an explicit tag. No path resolvers are
+        # registered, so a scalar is one of the implicit tags (plain scalars only) or a string, and
+        # a collection has its default tag: what `BaseResolver.resolve` finds too, minus its
+        # per-call list building.
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _PLAIN_RESOLVERS.get(value[:1], _WILDCARD_RESOLVERS):
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        if kind is yaml.MappingNode:
+            return _MAP
+        if kind is yaml.SequenceNode:
+            return _SEQ
+        resolved: str = super().resolve(kind, value, implicit)
+        return resolved
+
     def construct_document(self, node: yaml.Node) -> Any:
+        try:
+            return _build(self, node, set(), 0)
+        except Exception:  # the general way builds it, or raises its own error
+            pass
         self.aliased = False
         document = super().construct_document(node)
         if self.aliased:  # the (costly) count runs only for documents that use aliases
             _check_aliasing(node)
         return document
+
+
+_STR = "tag:yaml.org,2002:str"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
+_FAST_DEPTH = 100
+"""Nesting the fast constructor takes on; deeper documents go the general way, whose recursion
+limit then applies exactly as before."""
+
+
+class _Unusual(Exception):
+    """The document needs the general constructor: an alias, a merge key, another tag, deep nesting.
+
+    Any other error while building fast also hands the document to the general constructor, so
+    a broken document fails with the error (and the place) it always failed with."""
+
+
+def _build(loader: Any, node: yaml.Node, seen: set[int], depth: int) -> Any:
+    """Build a plain document (no aliases, standard tags) straight from its nodes.
+
+    Catalog and manifest documents are such documents; building them without the generic
+    constructor's per-node bookkeeping (memo tables, generators, constructor lookup) takes a
+    fraction of the time. The result is what the general constructor builds; anything it would
+    treat specially raises `_Unusual`, and the caller builds the document the general way.
+    """
+    if id(node) in seen or depth > _FAST_DEPTH:
+        raise _Unusual
+    seen.add(id(node))
+    tag, kind = node.tag, type(node)
+    if kind is yaml.ScalarNode:
+        if tag == _STR:
+            return node.value
+        scalar = _SCALARS.get(tag)
+        if scalar is None:
+            raise _Unusual
+        return scalar(loader, node)
+    if tag == _MAP and kind is yaml.MappingNode:
+        mapping: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                raise _Unusual
+            key = _json_key(_build(loader, key_node, seen, depth + 1), key_node)
+            mapping[key] = _build(loader, value_node, seen, depth + 1)
+        return mapping
+    if tag == _SEQ and kind is yaml.SequenceNode:
+        return [_build(loader, child, seen, depth + 1) for child in node.value]
+    raise _Unusual
 
 
 # go-yaml v2's guard against "billion laughs" documents: once more than 100 nodes were decoded
@@ -242,6 +311,27 @@ KubernetesLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 KubernetesLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_str)
 KubernetesLoader.add_constructor("tag:yaml.org,2002:value", _construct_str)
 KubernetesLoader.add_constructor("tag:yaml.org,2002:binary", _construct_binary)
+
+_MERGE = "tag:yaml.org,2002:merge"
+_SCALARS: dict[str, Any] = {
+    "tag:yaml.org,2002:null": lambda loader, node: None,
+    "tag:yaml.org,2002:int": _construct_int,
+    "tag:yaml.org,2002:float": _construct_float,
+    "tag:yaml.org,2002:bool": _construct_bool,
+    "tag:yaml.org,2002:timestamp": _construct_str,
+    "tag:yaml.org,2002:value": _construct_str,
+    "tag:yaml.org,2002:binary": _construct_binary,
+}
+"""The scalar tags the fast constructor builds, with the constructors the loader registers."""
+_WILDCARD_RESOLVERS: list[tuple[str, re.Pattern[str]]] = KubernetesLoader.yaml_implicit_resolvers.get(
+    None, []
+)
+_PLAIN_RESOLVERS = {
+    first: resolvers + _WILDCARD_RESOLVERS
+    for first, resolvers in KubernetesLoader.yaml_implicit_resolvers.items()
+    if first is not None
+}
+"""The implicit resolvers by first character, each list ending with the wildcard ones."""
 
 
 def iter_documents(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:

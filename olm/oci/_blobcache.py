@@ -1,17 +1,24 @@
 """Content-addressed blob storage on disk, reused across restarts.
 
-Layout: `<root>/blobs/<algorithm>/<hex>` for complete blobs and `<root>/tmp/` for downloads in
-progress. A blob is streamed into a temporary file while being hashed and counted, fsynced, and
-renamed into place only when its digest and size are right, so a file under `blobs/` is always
-complete and correct as written. Leftover temporary files (a crash mid-download) are removed when
-the cache is opened. Manifests are stored here too (they are content-addressed as well), which lets
-a pull by digest that was done before skip the network entirely.
+Layout: `<root>/blobs/<algorithm>/<hex>` for complete blobs, `<root>/tmp/` for downloads in
+progress and `<root>/trash/` for blobs being pruned. A blob is streamed into a temporary file while
+being hashed and counted, fsynced, and renamed into place only when its digest and size are right;
+`prune` moves a blob out of `blobs/` with one rename before deleting it. A file under `blobs/` is
+therefore always complete and correct as written, whenever a process dies: a crash mid-download
+leaves a temporary file, a crash mid-prune a file in `trash/`, and neither is ever read as a blob.
+
+Several processes may share one cache (two `olmctl` runs, say). Opening the cache, and each
+`prune`, empties `trash/` and removes temporary files untouched for `STALE_PARTIAL_SECONDS`: a
+download in progress writes to its file at least every read timeout, so what is that old was left
+by a process that died, never one still downloading. Manifests are stored here too (they are
+content-addressed as well), which lets a pull by digest that was done before skip the network.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -19,6 +26,9 @@ from typing import Any
 
 from olm.oci._digest import Digest
 from olm.oci._errors import DigestMismatch, SizeMismatch, TooLarge
+
+STALE_PARTIAL_SECONDS = 3600.0
+"""Age (since the last write) after which a temporary download counts as abandoned."""
 
 
 class BlobWriter:
@@ -78,10 +88,19 @@ class BlobCache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        (root / "blobs").mkdir(parents=True, exist_ok=True)
-        (root / "tmp").mkdir(parents=True, exist_ok=True)
-        for leftover in (root / "tmp").glob("*.partial"):
-            leftover.unlink(missing_ok=True)
+        for directory in ("blobs", "tmp", "trash"):
+            (root / directory).mkdir(parents=True, exist_ok=True)
+        self._remove_leftovers()
+
+    def _remove_leftovers(self) -> None:
+        """Empty `trash/` (an interrupted prune) and drop abandoned temporary downloads."""
+        for doomed in (self.root / "trash").iterdir():
+            doomed.unlink(missing_ok=True)
+        cutoff = time.time() - STALE_PARTIAL_SECONDS
+        for partial in (self.root / "tmp").glob("*.partial"):
+            with contextlib.suppress(FileNotFoundError):  # its writer committed or aborted meanwhile
+                if partial.stat().st_mtime < cutoff:
+                    partial.unlink(missing_ok=True)
 
     def path(self, digest: Digest) -> Path:
         return self.root / "blobs" / digest.algorithm / digest.hex
@@ -127,12 +146,20 @@ class BlobCache:
                 with contextlib.suppress(ValueError):
                     yield Digest.parse(f"{directory.name}:{file.name}")
 
-    def prune(self, keep: Iterable[Digest]) -> int:
-        """Remove every blob not in `keep`; return how many were removed."""
+    def prune(self, keep: Iterable[Digest]) -> list[Digest]:
+        """Remove every blob not in `keep` (blocking I/O); return what was removed.
+
+        Each blob leaves `blobs/` by one atomic rename into `trash/` and is deleted from there, so
+        a prune stopped at any point (a crash, a kill) leaves only whole blobs under `blobs/`; the
+        next prune or open finishes the deletion. Blobs committed while a prune runs are not in
+        its `keep`: callers make sure nothing they need is being pulled meanwhile.
+        """
+        self._remove_leftovers()
         wanted = set(keep)
-        removed = 0
-        for digest in list(self.digests()):
-            if digest not in wanted:
-                self.remove(digest)
-                removed += 1
+        removed = [digest for digest in self.digests() if digest not in wanted]
+        for digest in removed:
+            doomed = self.root / "trash" / f"{digest.algorithm}-{digest.hex}.{uuid.uuid4().hex[:8]}"
+            with contextlib.suppress(FileNotFoundError):  # another process pruned it first
+                os.rename(self.path(digest), doomed)
+                doomed.unlink()
         return removed

@@ -33,6 +33,12 @@ TAGS = ('"abc"', '"abc-gzip"')
         pytest.param({"If-Modified-Since": LATER}, "GET", Outcome.NOT_MODIFIED, id="ims-later"),
         pytest.param({"If-Modified-Since": EARLIER}, "GET", Outcome.PROCEED, id="ims-earlier"),
         pytest.param({"If-Modified-Since": "garbage"}, "GET", Outcome.PROCEED, id="ims-unparseable"),
+        pytest.param(
+            {"If-Modified-Since": "Fri, 31 Dec 99999999999 23:59:59 GMT"},
+            "GET",
+            Outcome.PROCEED,
+            id="ims-year-overflows",
+        ),
         pytest.param({"If-Match": '"abc"'}, "GET", Outcome.PROCEED, id="if-match"),
         pytest.param({"If-Match": 'W/"abc"'}, "GET", Outcome.PRECONDITION_FAILED, id="if-match-strong-only"),
         pytest.param({"If-Match": '"zzz"'}, "GET", Outcome.PRECONDITION_FAILED, id="if-match-miss"),

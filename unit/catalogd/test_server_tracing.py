@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from olm.catalogd.storage import Storage
 from olm_runtime import tracing
+from olm_runtime.testing.poll import eventually
 from unit.catalogd.serving import Served, serving
 from unit.catalogd.test_server import DIGEST, OBJECTS, _metas
 from unit.runtime.controller.conftest import span_exporter
@@ -42,6 +43,11 @@ async def test_a_request_with_a_traceparent_is_served_in_a_child_span(
         tracing.inject(headers)
         async with served.session.get(f"{served.base}/demo/api/v1/metas?package=alpha", headers=headers) as r:
             await r.read()
+
+    async def span_ended() -> bool:  # the span ends after the handler returns: the client may be faster
+        return bool(server_spans(span_exporter))
+
+    await eventually(span_ended, what="the server span", timeout=10, interval=0.01)
     server = server_spans(span_exporter)[-1]
     assert server.name == f"GET {METAS_ROUTE}"
     assert server.parent is not None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import ssl
 from pathlib import Path
 
 import aiohttp
 import pytest
+import structlog
 from cryptography import x509
 
 from olm import fbc
@@ -122,3 +124,73 @@ async def test_client_that_stops_reading_is_disconnected(tmp_path: Path, big: St
         stored = big.get("big")
         assert stored is not None
         assert received < stored.size
+
+
+async def _closed_within(reader: asyncio.StreamReader, bound: float) -> None:
+    """Read until the server closes the connection; fail if it has not after `bound` seconds."""
+    with contextlib.suppress(ConnectionResetError, ssl.SSLError):
+        while await asyncio.wait_for(reader.read(1024), bound):
+            pass
+
+
+async def test_request_head_must_arrive_within_the_idle_timeout(tmp_path: Path) -> None:
+    async with serving(Storage(tmp_path / "s"), tmp_path, idle_timeout=0.5) as served:
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", served.server.port, ssl=served.client_context()
+        )
+        writer.write(b"GET /catalogs/x/api/v1/all HTTP/1.1\r\nHost: x\r\nX-Slow: ")  # never finished
+        await _closed_within(reader, 10)
+        writer.close()
+
+
+async def test_tls_handshake_must_finish_within_its_timeout(tmp_path: Path) -> None:
+    async with serving(Storage(tmp_path / "s"), tmp_path, tls_handshake_timeout=0.5) as served:
+        reader, writer = await asyncio.open_connection("127.0.0.1", served.server.port)
+        writer.write(b"\x16\x03\x01")  # a ClientHello that never completes
+        await _closed_within(reader, 10)
+        writer.close()
+
+
+async def test_get_with_a_body_is_refused_and_the_connection_closed(tmp_path: Path) -> None:
+    async with serving(Storage(tmp_path / "s"), tmp_path) as served:
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", served.server.port, ssl=served.client_context()
+        )
+        # the "body" is a second request: served, it would be smuggled past whatever is in front
+        smuggled = b"GET /catalogs/x/api/v1/all HTTP/1.1\r\nHost: x\r\n\r\n"
+        writer.write(
+            b"GET /catalogs/x/api/v1/all HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(smuggled)
+            + smuggled
+        )
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 400 ")
+        assert answer.count(b"HTTP/1.1") == 1  # one answer, then the connection closed
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "request_bytes"),
+    [
+        pytest.param(
+            "max_request_line_bytes", 100, b"GET /catalogs/" + b"a" * 200 + b" HTTP/1.1\r\n\r\n", id="line"
+        ),
+        pytest.param(
+            "max_header_field_bytes", 100, b"GET / HTTP/1.1\r\nX: " + b"a" * 200 + b"\r\n\r\n", id="field"
+        ),
+        pytest.param("max_headers", 5, b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 10 + b"\r\n", id="count"),
+    ],
+)
+async def test_request_size_limits_are_a_400_logged_in_one_line(
+    tmp_path: Path, option: str, value: int, request_bytes: bytes
+) -> None:
+    async with serving(Storage(tmp_path / "s"), tmp_path, **{option: value}) as served:
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", served.server.port, ssl=served.client_context()
+        )
+        with structlog.testing.capture_logs() as logs:
+            writer.write(request_bytes)
+            status_line = await asyncio.wait_for(reader.readline(), 10)
+            await _closed_within(reader, 10)
+        writer.close()
+    assert status_line.split(b" ")[1] == b"400"
+    assert [entry["event"] for entry in logs] == ["http.malformed_request"]
