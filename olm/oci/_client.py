@@ -9,7 +9,6 @@ tag costs one `HEAD` to learn the digest.
 from __future__ import annotations
 
 import asyncio
-import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -22,11 +21,12 @@ from olm.oci import _manifest
 from olm.oci._auth import Keychain
 from olm.oci._blobcache import BlobCache
 from olm.oci._digest import Digest
-from olm.oci._errors import DigestMismatch, InvalidReference, ProtocolError, TooLarge
+from olm.oci._errors import DigestMismatch, InvalidReference, ProtocolError, TooLarge, UnsupportedMediaType
 from olm.oci._manifest import Descriptor, ImageIndex, ImageManifest
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics, Transport
+from olm.oci._trust import TrustStore
 
 _CHUNK = 1 << 16
 
@@ -39,8 +39,11 @@ class ClientOptions:
     """Where verified blobs are kept (`BlobCache` layout); reused across restarts."""
     ca_files: tuple[Path, ...] = ()
     """Extra CA bundles trusted in addition to the system's."""
+    ca_dir: Path | None = None
+    """A directory whose `.crt`/`.pem` bundles are trusted too, re-read when they change (`TrustStore`)."""
     keychain: Keychain = field(default_factory=Keychain)
-    """Pull credentials by registry; anonymous where it has none."""
+    """Pull credentials by registry; anonymous where it has none. `RegistryClient.use_keychain`
+    replaces it while the client runs."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     """Retries of transient failures (connection errors, 408, 429, 5xx)."""
     max_blob_bytes: int = 2 << 30
@@ -75,15 +78,6 @@ class PulledImage:
         return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
-def ssl_context(ca_files: tuple[Path, ...]) -> ssl.SSLContext:
-    """The system's trust store plus `ca_files`, TLS 1.2 or newer."""
-    context = ssl.create_default_context()
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    for ca_file in ca_files:
-        context.load_verify_locations(cafile=str(ca_file))
-    return context
-
-
 class RegistryClient:
     """Use as `async with RegistryClient(options) as client:`; one session for all registries."""
 
@@ -93,19 +87,22 @@ class RegistryClient:
         self._session: aiohttp.ClientSession | None = None
         self._transport: Transport | None = None
         self._statistics = Statistics()
+        self._keychain = options.keychain
+        self.trust = TrustStore(options.ca_files, options.ca_dir)
+        """The CAs registries are checked against; every request uses its current context."""
 
     async def __aenter__(self) -> RegistryClient:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self.options.connect_timeout, sock_read=self.options.read_timeout
         )
-        connector = aiohttp.TCPConnector(ssl=ssl_context(self.options.ca_files), limit=16)
+        connector = aiohttp.TCPConnector(limit=16)
         self._session = aiohttp.ClientSession(
             connector=connector,
             timeout=timeout,
             headers={"User-Agent": self.options.user_agent},
             trace_configs=list(self.options.trace_configs),
         )
-        self._transport = Transport(self._session, self.options.keychain, self.options.retry)
+        self._transport = Transport(self._session, self._keychain, self.options.retry, self.trust)
         self._transport.statistics = self._statistics
         return self
 
@@ -113,6 +110,12 @@ class RegistryClient:
         if self._session is not None:
             await self._session.close()
         self._session = self._transport = None
+
+    def use_keychain(self, keychain: Keychain) -> None:
+        """Pull with `keychain` from the next request on (a created, changed or deleted pull secret)."""
+        self._keychain = keychain
+        if self._transport is not None:
+            self._transport.use_keychain(keychain)
 
     def statistics(self) -> Statistics:
         """Counters since the client was created (requests by kind, retries, bytes, cache hits)."""
@@ -179,6 +182,12 @@ class RegistryClient:
         data, content_type, header = await self._t.call(
             "GET", reference, f"manifests/{target}", what, handle, headers={"Accept": _manifest.ACCEPT}
         )
+        if _manifest.bare(content_type) in _manifest.SCHEMA1:
+            # Checked before the digest: a registry signs schema 1 manifests as it serves them, so
+            # their bytes never hash to the digest, and a mismatch would hide the real problem.
+            raise UnsupportedMediaType(
+                f"{what}: Docker schema 1 manifests are not supported; push the image with a current tool"
+            )
         expected = digest or (Digest.parse(header) if header else Digest.of(data))
         actual = Digest.of(data, expected.algorithm)
         if actual != expected:

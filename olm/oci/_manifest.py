@@ -19,6 +19,13 @@ DOCKER_CONFIG: Final = "application/vnd.docker.container.image.v1+json"
 
 IMAGE_MANIFESTS: Final = frozenset({OCI_MANIFEST, DOCKER_MANIFEST})
 INDEXES: Final = frozenset({OCI_INDEX, DOCKER_MANIFEST_LIST})
+SCHEMA1: Final = frozenset(
+    {
+        "application/vnd.docker.distribution.manifest.v1+json",
+        "application/vnd.docker.distribution.manifest.v1+prettyjws",
+    }
+)
+"""Docker schema 1 manifests: never asked for (not in `ACCEPT`), but old registries send them anyway."""
 ACCEPT: Final = ", ".join((OCI_INDEX, DOCKER_MANIFEST_LIST, OCI_MANIFEST, DOCKER_MANIFEST))
 """The `Accept` header of manifest requests: every manifest type this client reads."""
 
@@ -93,7 +100,7 @@ def parse(data: bytes, content_type: str | None) -> ImageManifest | ImageIndex:
         raise ProtocolError("the manifest is not valid JSON") from None
     if not isinstance(document, dict):
         raise ProtocolError("the manifest is not a JSON object")
-    media_type = str(document.get("mediaType") or _bare(content_type) or "")
+    media_type = str(document.get("mediaType") or bare(content_type) or "")
     if not media_type or media_type in ("application/json", "application/octet-stream"):
         media_type = OCI_INDEX if "manifests" in document else OCI_MANIFEST
     if document.get("schemaVersion") != 2:
@@ -114,5 +121,6 @@ def parse(data: bytes, content_type: str | None) -> ImageManifest | ImageIndex:
     raise UnsupportedMediaType(f"manifest media type {media_type!r} is not supported")
 
 
-def _bare(content_type: str | None) -> str:
+def bare(content_type: str | None) -> str:
+    """A Content-Type without its parameters."""
     return (content_type or "").split(";", 1)[0].strip()

@@ -99,6 +99,10 @@ def _split_domain(name: str, original: str) -> tuple[str, str]:
     if sep and ("." in first or ":" in first or first == "localhost" or first != first.lower()):
         if not _DOMAIN.match(first):
             raise InvalidReference(f"{original!r}: {first!r} is not a valid registry host")
+        port = first.rpartition(":")[2] if not first.endswith("]") else ""
+        if port.isdigit() and not 0 < int(port) < 1 << 16:
+            # The domain grammar allows any digits; a URL with such a port cannot even be built.
+            raise InvalidReference(f"{original!r}: port {port} is out of range (1-65535)")
         if not remainder:
             raise InvalidReference(f"{original!r} has no repository path")
         if first in (DOCKER_HUB, "index.docker.io"):

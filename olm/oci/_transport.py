@@ -4,11 +4,16 @@ Authentication follows the distribution token flow: a request goes out with what
 `Authorization` is known for its host and repository; a 401 carries a `WWW-Authenticate`
 challenge, answered with Basic credentials from the keychain or with a bearer token fetched from
 the challenge's realm (anonymously when the keychain has nothing), and the request is sent once
-more. Tokens are cached until shortly before they expire.
+more. Tokens are cached until shortly before they expire, and forgotten when the keychain is
+replaced (`use_keychain`: a changed pull secret), so the next request authenticates afresh.
+
+Every request, token requests included, is sent with the `TrustStore`'s current SSL context: a
+changed CA bundle is used by the next connection, without a new session.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,6 +34,7 @@ from olm.oci._errors import (
 )
 from olm.oci._reference import Reference
 from olm.oci._retry import TRANSIENT_STATUSES, RetryPolicy
+from olm.oci._trust import TrustStore
 
 T = TypeVar("T")
 # The OpenTelemetry API directly, not olm_runtime's helpers: this package stays free of the runtime.
@@ -57,12 +63,21 @@ class _Retry(Exception):
 class Transport:
     """Sends authenticated requests to registries through one aiohttp session."""
 
-    def __init__(self, session: aiohttp.ClientSession, keychain: Keychain, retry: RetryPolicy) -> None:
+    def __init__(
+        self, session: aiohttp.ClientSession, keychain: Keychain, retry: RetryPolicy, trust: TrustStore
+    ) -> None:
         self._session = session
         self._keychain = keychain
         self._retry = retry
+        self._trust = trust
         self._authorization: dict[tuple[str, str], tuple[str, float]] = {}
         self.statistics = Statistics()
+
+    def use_keychain(self, keychain: Keychain) -> None:
+        """Authenticate with `keychain` from now on; what the old one logged in to is forgotten."""
+        if keychain != self._keychain:
+            self._keychain = keychain
+            self._authorization.clear()
 
     async def call(
         self,
@@ -89,7 +104,9 @@ class Transport:
                 authorization = self._known(reference.api_host, scope)
                 if authorization:
                     sent["Authorization"] = authorization
-                async with self._session.request(method, url, headers=sent) as response:
+                async with self._session.request(
+                    method, url, headers=sent, ssl=self._trust.context()
+                ) as response:
                     trace.get_current_span().set_attribute("http.response.status_code", response.status)
                     if response.status != 401 or authenticated:
                         return await self._answer(response, what, handle)
@@ -122,8 +139,15 @@ class Transport:
                     last = retry.reason
                 except aiohttp.ClientSSLError as error:
                     raise TLSVerificationFailed(f"{what}: TLS with the registry failed: {error}") from None
+                except aiohttp.TooManyRedirects:
+                    raise ProtocolError(
+                        f"{what}: the registry redirected badly: too many redirects"
+                    ) from None
+                except aiohttp.RedirectClientError as error:
+                    # A redirect to something that is not an http(s) URL; the error names it.
+                    raise ProtocolError(f"{what}: the registry redirected badly: {error}") from None
                 except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as error:
-                    last = f"{type(error).__name__}"
+                    last = _transient_cause(error)
             raise TransientError(f"{what}: {last} (gave up after {self._retry.attempts} attempts)")
 
     async def _answer(
@@ -186,11 +210,11 @@ class Transport:
             if credentials is not None and credentials.identity_token:
                 form = {**params, "grant_type": "refresh_token", "refresh_token": credentials.identity_token}
                 form["client_id"] = "olm-py"
-                request = self._session.post(realm, data=form)
+                request = self._session.post(realm, data=form, ssl=self._trust.context())
             else:
                 if credentials is not None and (credentials.username or credentials.password):
                     headers["Authorization"] = credentials.basic()
-                request = self._session.get(realm, params=params, headers=headers)
+                request = self._session.get(realm, params=params, headers=headers, ssl=self._trust.context())
             async with request as response:
                 if response.status in (401, 403):
                     raise Unauthorized(
@@ -220,3 +244,12 @@ async def _registry_error(response: aiohttp.ClientResponse) -> str:
         return ""
     except (TimeoutError, aiohttp.ClientError):
         return ""
+
+
+def _transient_cause(error: Exception) -> str:
+    """What went wrong with the connection, in words that stay the same across retries: the
+    socket error's text (`Connection refused`) when there is one, never addresses or ports."""
+    os_error = getattr(error, "os_error", None)
+    if isinstance(os_error, OSError) and os_error.errno:
+        return f"{type(error).__name__}: {os.strerror(os_error.errno)}"
+    return type(error).__name__

@@ -41,6 +41,8 @@ class FakeRegistry:
     reset: dict[str, int] = field(default_factory=dict)
     """Path -> how many times to drop the connection mid-body."""
     corrupt: set[str] = field(default_factory=set)
+    redirect: dict[str, str] = field(default_factory=dict)
+    """Path -> Location of a 307 answered instead (a loop when it names the path itself)."""
     """Blob digests served with one byte changed."""
     digest_on_head: bool = True
     tokens: set[str] = field(default_factory=set)
@@ -105,6 +107,8 @@ class FakeRegistry:
         if not self._authorised(request):
             self.challenged += 1
             return self._challenge(repository)
+        if request.path in self.redirect:
+            return web.Response(status=307, headers={"Location": self.redirect[request.path]})
         scripted = self.fail.get(request.path)
         if scripted:
             return web.Response(status=scripted.pop(0))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -270,3 +271,35 @@ async def test_index_picks_linux_amd64(fake: tuple[FakeRegistry, Path], tmp_path
         pulled = await client.pull(oci.Reference.parse(f"{registry.host}/catalogs/multi:v1"))
     assert str(pulled.reference.digest) == index_digest
     assert pulled.layers[0][1].read_bytes() == amd64.layers[0].data
+
+
+async def test_a_refused_connection_is_named_in_the_error(tmp_path: Path) -> None:
+    # A port nothing listens on: bound, then closed again.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    async with oci.RegistryClient(oci.ClientOptions(cache_dir=tmp_path / "c", retry=FAST_RETRY)) as client:
+        with pytest.raises(oci.TransientError) as raised:
+            await client.resolve(oci.Reference.parse(f"127.0.0.1:{port}/catalogs/demo:v1"))
+    assert str(raised.value).endswith(
+        ": ClientConnectorError: Connection refused (gave up after 3 attempts)"
+    ), raised.value
+
+
+@pytest.mark.parametrize(
+    ("location", "cause"),
+    [
+        pytest.param("/v2/catalogs/demo/manifests/v1", "too many redirects", id="loop"),
+        pytest.param("file:///etc/passwd", "file:///etc/passwd", id="to-a-file-url"),
+    ],
+)
+async def test_a_bad_redirect_is_a_protocol_error(
+    fake: tuple[FakeRegistry, Path], tmp_path: Path, location: str, cause: str
+) -> None:
+    registry, ca = fake
+    registry.push("catalogs/demo", "v1", _catalog(tmp_path))
+    registry.redirect["/v2/catalogs/demo/manifests/v1"] = location
+    async with _client(tmp_path, ca) as client:
+        with pytest.raises(oci.ProtocolError, match="the registry redirected badly") as raised:
+            await client.resolve(oci.Reference.parse(f"{registry.host}/catalogs/demo:v1"))
+    assert cause in str(raised.value)

@@ -55,6 +55,8 @@ def test_valid_references(
         pytest.param("quay.io/../etc", "path component", id="dot-dot"),
         pytest.param("bad_host.io:x/y", "registry host", id="bad-host"),
         pytest.param("r.io/" + "a" * 300, "longer than 255", id="too-long"),
+        pytest.param("localhost:99999/x", "port 99999 is out of range", id="port-over-65535"),
+        pytest.param("localhost:0/x", "port 0 is out of range", id="port-zero"),
     ],
 )
 def test_invalid_references(text: str, message: str) -> None:
