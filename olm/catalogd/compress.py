@@ -7,6 +7,7 @@ catalog lets the two proceed on two cores. Batches are written in order by a sin
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 from collections import deque
@@ -40,20 +41,29 @@ class BackgroundGzip:
         self._pending.append(self._executor.submit(self._file.write, chunk))
 
     def close(self) -> None:
-        if self._buffer:
-            self._submit()
-        while self._pending:
-            self._pending.popleft().result()
-        self._executor.shutdown()
-        self._file.close()
-        self._raw.flush()
-        os.fsync(self._raw.fileno())
+        try:
+            if self._buffer:
+                self._submit()
+            while self._pending:
+                self._pending.popleft().result()
+            self._executor.shutdown()
+            self._file.close()
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+        except BaseException:
+            self.abort()
+            raise
         self._raw.close()
 
     def abort(self) -> None:
+        """Give up on the file. Flushing it may fail again (a full disk fails every write): that
+        must neither replace the error the caller is handling nor leave the descriptor open, which
+        would keep a deleted file's space in use."""
         self._executor.shutdown(cancel_futures=True)
-        self._file.close()
-        self._raw.close()
+        with contextlib.suppress(OSError):
+            self._file.close()
+        with contextlib.suppress(OSError):
+            self._raw.close()  # closes the descriptor even when the final flush fails
 
     def __enter__(self) -> BackgroundGzip:
         return self

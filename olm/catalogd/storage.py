@@ -147,18 +147,22 @@ class Storage:
         catalog_dir = self.root / name
         catalog_dir.mkdir(exist_ok=True)
         staging = catalog_dir / f".staging-{uuid.uuid4().hex[:12]}"
+        version = catalog_dir / f"{digest_key(digest)}.{uuid.uuid4().hex[:8]}"
+        link = catalog_dir / f".current-{uuid.uuid4().hex[:8]}"
         staging.mkdir()
         try:
             stored = self._write(name, digest, staging, metas)
-            version = catalog_dir / f"{digest_key(digest)}.{uuid.uuid4().hex[:8]}"
             os.rename(staging, version)
             previous = self._target(name)
-            link = catalog_dir / f".current-{uuid.uuid4().hex[:8]}"
             os.symlink(version.name, link)
             os.replace(link, catalog_dir / CURRENT)
             _fsync_dir(catalog_dir)
         except BaseException:
-            _remove(staging)
+            # Making the link can fail after the rename (a full disk or no inodes left): the
+            # renamed version is then as much debris as the staging directory.
+            for leftover in (staging, link, version):
+                if leftover.name != self._target(name):
+                    _remove(leftover)
             raise
         if previous and previous != version.name:
             _remove(catalog_dir / previous)

@@ -184,10 +184,11 @@ class ControlPlane:
         self._state_file.unlink(missing_ok=True)
         self._state = None
 
-    def stop_component(self, name: str) -> None:
-        """Stop one component (e.g. the API server, to test watch recovery)."""
+    def stop_component(self, name: str, *, grace: float = 15.0) -> None:
+        """Stop one component (e.g. the API server, to test watch recovery): SIGTERM, then SIGKILL
+        if it is still running after `grace` seconds (0: SIGKILL at once, a crash)."""
         pid = self._require_state().pids.pop(name)
-        process.stop(pid)
+        process.stop(pid, timeout=grace)
         self._require_state().save(self._state_file)
 
     def start_component(self, name: str) -> None:

@@ -138,6 +138,42 @@ class Registry:
         self._state_file.unlink(missing_ok=True)
         self._pid = None
 
+    def pause(self) -> None:
+        """Stop the registry but keep its port, certificate and stored images, so `resume` brings
+        the same registry back (an outage, for tests of what clients do meanwhile)."""
+        state = self._load()
+        if state is None:
+            raise RuntimeError("the registry is not up")
+        pid, port = state
+        process.stop(pid)
+        process.wait_until(
+            lambda: not process.port_is_listening(port, self.options.address),
+            timeout=10,
+            what="the registry port to close",
+        )
+        self._pid = None
+
+    def resume(self) -> float:
+        """Start the registry `pause` stopped, on the same port with the same images; return the
+        seconds until it answered `/v2/`."""
+        binary = shutil.which(self.options.binary)
+        if binary is None or self._port is None:
+            raise RuntimeError("resume needs a registry that was up and paused")
+        started = time.monotonic()
+        self._pid = process.spawn(
+            [binary, "serve", str(self.state_dir / "config.yml")],
+            log_file=self._log,
+            tie_to_parent=self.options.tie_to_parent,
+        )
+        self._state_file.write_text(json.dumps({"port": self._port, "pid": self._pid}))
+        process.wait_until(
+            lambda: self.rest.raw("GET", "/v2/")[0] == 200,
+            timeout=self.options.start_timeout,
+            what="the registry to answer /v2/ again",
+            alive=self.check,
+        )
+        return time.monotonic() - started
+
     def check(self) -> None:
         if self._pid is not None and not process.is_alive(self._pid):
             raise process.ComponentFailure(f"the registry died:\n{process.log_tail(self._log)}")

@@ -1,0 +1,36 @@
+"""Fault drills: break a part of the system on purpose, then check an invariant against the API server.
+
+Each drill module runs on a control plane of its own (`own_control_plane`), so its faults disturb
+no other test. `conftest.py` provides the `soak` switch (`OLMPY_SOAK=1`, `make soak`: the long
+variants) and the `figures` fixture that prints each drill's figures at the end of the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
+
+__all__ = ["Figures", "own_control_plane"]
+
+Figures = Callable[[Mapping[str, object]], None]
+"""Records one drill's figures (name -> value, in the order given) for the session's summary."""
+
+
+def own_control_plane(binaries: Path, state_dir: Path, *apiserver_args: str) -> Iterator[ControlPlane]:
+    """A one-node control plane for one drill module (yield from it in a module-scoped fixture)."""
+    plane = ControlPlane(
+        ControlPlaneOptions(
+            binary_dir=binaries,
+            state_dir=state_dir,
+            nodes=1,
+            tie_to_parent=True,
+            apiserver_args=apiserver_args,
+        )
+    )
+    plane.up()
+    try:
+        yield plane
+    finally:
+        plane.down()
