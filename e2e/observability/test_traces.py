@@ -35,6 +35,7 @@ INSTALL_STEPS = (
     "read_revisions",
     "check_service_account",
     "resolve",
+    "reuse_revision",
     "unpack",
     "render",
     "pack",

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from olm import oci, process, processflags, pullconfig, testing_seams
-from olm.operator_controller import clusterextension, clusterobjectset, metrics
+from olm.operator_controller import clusterextension, clusterobjectset, metrics, resolve, tlsbuffers
 from olm.operator_controller.catalogs import CatalogClient
 from olm.operator_controller.catalogs import ClientOptions as CatalogClientOptions
 from olm_runtime import logging
@@ -35,8 +35,10 @@ def parser() -> argparse.ArgumentParser:
         prog="operator-controller", description="Installs, upgrades and removes OLM v1 ClusterExtensions."
     )
     processflags.add_common_flags(
-        p, lease_name=LEASE_NAME, leader_help="elect one replica to run the controllers"
+        p, lease_name=LEASE_NAME, leader_help="elect one replica to run the controllers", metrics_port=8443
     )
+    p.add_argument("--tls-cert", type=Path, help="PEM certificate of the metrics server (unset: self-signed)")
+    p.add_argument("--tls-key", type=Path, help="PEM private key of the metrics server (unset: self-signed)")
     p.add_argument(
         "--cache-dir",
         type=Path,
@@ -46,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--catalogd-cas-dir",
         type=Path,
-        help="directory of PEM CA bundles trusted for catalogd's HTTPS server",
+        help="directory of PEM CA bundles trusted for catalogd's HTTPS server (re-read when they change)",
     )
     return p
 
@@ -55,15 +57,19 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
     cache_dir: Path = args.cache_dir
     async with process.connect(args, field_manager=FIELD_MANAGER) as client:
         manager = Manager(client, options=processflags.manager_options(args))
-        registry_options = await processflags.registry_options(
-            args, client, cache_dir=cache_dir, user_agent="operator-controller"
+        registry_options = processflags.registry_options(
+            args, cache_dir=cache_dir, user_agent="operator-controller"
         )
+        # Cached packages keep only what resolution reads: descriptions and icons are most of a catalog.
         catalog_client = CatalogClient(
-            CatalogClientOptions(ca_files=pullconfig.ca_files(args.catalogd_cas_dir))
+            CatalogClientOptions(ca_dir=args.catalogd_cas_dir, bundle_properties=resolve.BUNDLE_PROPERTIES)
         )
         metrics.register_catalog_client(catalog_client.statistics)
         try:
             async with oci.RegistryClient(registry_options) as registry:
+                await pullconfig.follow_global_pull_secret(
+                    manager, args.global_pull_secret, registry, "operator-controller"
+                )
                 await clusterobjectset.setup_with_manager(
                     manager,
                     clusterobjectset.Options(
@@ -90,6 +96,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    tlsbuffers.limit()
     return process.main(parser(), run, argv)
 
 

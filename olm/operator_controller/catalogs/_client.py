@@ -16,6 +16,7 @@ import aiohttp
 import orjson
 from opentelemetry import trace
 
+from olm import oci
 from olm.api import conditions as api
 from olm.operator_controller.catalogs._content import PackageContent, parse_lines, wanted
 from olm.operator_controller.catalogs._errors import (
@@ -64,9 +65,10 @@ class ClientOptions:
     """How the client connects and how much it keeps."""
 
     ca_file: Path | None = None
-    """PEM bundle of the CAs trusted for catalogd's certificate; None uses the system store."""
-    ca_files: tuple[Path, ...] = ()
-    """More PEM bundles trusted besides `ca_file` (e.g. every file of `--catalogd-cas-dir`)."""
+    """A PEM bundle of CAs trusted for catalogd's certificate besides the system's."""
+    ca_dir: Path | None = None
+    """A directory of PEM bundles trusted too (`--catalogd-cas-dir`), re-read when its files change:
+    the next connection uses what they hold then (`oci.TrustStore`)."""
     connect_timeout: float = 10.0
     """Seconds to establish a connection (TCP and TLS)."""
     read_timeout: float = 60.0
@@ -75,6 +77,8 @@ class ClientOptions:
     """Seconds one request may take in all: sized for 100+ MB `all` downloads on slow links."""
     cache_max_bytes: int = 256 << 20
     """Approximate bytes of response bodies kept in memory; least recently used packages go first."""
+    bundle_properties: frozenset[str] | None = None
+    """The property types cached bundles keep (`parse_lines`); None keeps all of them."""
     chunk_bytes: int = 1 << 20
     """Bytes read per step when streaming `all`; filtering of each step runs in a worker thread."""
 
@@ -129,6 +133,8 @@ class CatalogClient:
         self._cache: OrderedDict[_Key, _Entry] = OrderedDict()
         self._inflight: dict[_Key, asyncio.Future[PackageContent]] = {}
         self._stats = Statistics()
+        files = (options.ca_file,) if options.ca_file is not None else ()
+        self._trust_store = oci.TrustStore(files, options.ca_dir)
 
     def statistics(self) -> Statistics:
         """A snapshot of the counters."""
@@ -229,7 +235,7 @@ class CatalogClient:
                     raise CatalogUnreachable(ref.name, f"catalog {ref.name!r} changed while being read")
         bodies = [body for _, _, body in fresh]
         lines = [line for body in bodies for line in body.splitlines()]
-        content = await asyncio.to_thread(parse_lines, ref.name, package, lines)
+        content = await asyncio.to_thread(self._parse, ref.name, package, lines)
         tags = (fresh[0][1], fresh[1][1])
         self._store(ref, package, _Entry(content, tags, sum(len(b) for b in bodies)))
         return content
@@ -243,7 +249,9 @@ class CatalogClient:
         self._stats.requests += 1
         with _span(ref, url, headers) as span:
             try:
-                async with session.get(url, headers=headers, timeout=self._timeout()) as response:
+                async with session.get(
+                    url, headers=headers, timeout=self._timeout(), ssl=self._trust()
+                ) as response:
                     span.set_attribute("http.response.status_code", response.status)
                     if response.status in (304, *_FALLBACK_STATUSES):
                         return response.status, response.headers.get("ETag", ""), b""
@@ -254,7 +262,13 @@ class CatalogClient:
                     return response.status, response.headers.get("ETag", ""), body
             except CatalogClientError:
                 raise
-            except (aiohttp.ClientError, TimeoutError, ssl.SSLError, OSError) as err:
+            except (
+                aiohttp.ClientError,
+                TimeoutError,
+                ssl.SSLError,
+                OSError,
+                oci.TLSVerificationFailed,
+            ) as err:
                 span.set_attribute("error.type", type(err).__name__)
                 raise CatalogUnreachable(catalog, _unreachable(catalog, err)) from err
 
@@ -267,7 +281,9 @@ class CatalogClient:
         headers = {"Accept-Encoding": "gzip"}
         with _span(ref, url, headers) as span:
             try:
-                async with session.get(url, headers=headers, timeout=self._timeout()) as response:
+                async with session.get(
+                    url, headers=headers, timeout=self._timeout(), ssl=self._trust()
+                ) as response:
                     span.set_attribute("http.response.status_code", response.status)
                     if response.status == 404:
                         raise CatalogNotServing(ref.name, "the content server answered 404")
@@ -282,11 +298,20 @@ class CatalogClient:
                     kept.extend(_select([tail], package))
             except CatalogClientError:
                 raise
-            except (aiohttp.ClientError, TimeoutError, ssl.SSLError, OSError) as err:
+            except (
+                aiohttp.ClientError,
+                TimeoutError,
+                ssl.SSLError,
+                OSError,
+                oci.TLSVerificationFailed,
+            ) as err:
                 span.set_attribute("error.type", type(err).__name__)
                 raise CatalogUnreachable(ref.name, _unreachable(ref.name, err)) from err
-        content = await asyncio.to_thread(parse_lines, ref.name, package, kept)
+        content = await asyncio.to_thread(self._parse, ref.name, package, kept)
         return content, sum(map(len, kept))
+
+    def _parse(self, catalog: str, package: str, lines: list[bytes]) -> PackageContent:
+        return parse_lines(catalog, package, lines, bundle_properties=self.options.bundle_properties)
 
     def _previous(self, catalog: str, package: str) -> _Entry | None:
         for (name, _, pkg), entry in reversed(self._cache.items()):
@@ -314,14 +339,14 @@ class CatalogClient:
 
     def _session_or_create(self) -> aiohttp.ClientSession:
         if self._session is None:
-            context = ssl.create_default_context(
-                cafile=str(self.options.ca_file) if self.options.ca_file is not None else None
-            )
-            for extra in self.options.ca_files:
-                context.load_verify_locations(cafile=str(extra))
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context))
+            self._session = aiohttp.ClientSession()
             self._owns_session = True
         return self._session
+
+    def _trust(self) -> ssl.SSLContext:
+        """The SSL context of the next request: connections are pooled by context, so a changed CA
+        bundle is used from the next connection on."""
+        return self._trust_store.context()
 
 
 @contextlib.contextmanager

@@ -40,8 +40,21 @@ def wanted(obj: dict[str, object], package: str) -> bool:
     return obj.get("package") == package
 
 
-def parse_lines(catalog: str, package: str, lines: Iterable[bytes]) -> PackageContent:
+def _only(properties: object, types: frozenset[str]) -> object:
+    """The properties of `types`; anything but a list is left for validation to report."""
+    if not isinstance(properties, list):
+        return properties
+    return [p for p in properties if not isinstance(p, dict) or p.get("type") in types]
+
+
+def parse_lines(
+    catalog: str, package: str, lines: Iterable[bytes], *, bundle_properties: frozenset[str] | None = None
+) -> PackageContent:
     """Build the content of `package` from JSONL lines; lines of other packages are ignored.
+
+    `bundle_properties`, when given, are the only property types bundles keep: a process that
+    holds packages for a long time keeps what its reader uses (`olm.csv.metadata`, with
+    descriptions and icons, is most of a catalog's bytes). None keeps every property.
 
     Raises `MalformedCatalog` naming the catalog when a line is not JSON or a known schema has
     the wrong shape.
@@ -68,6 +81,8 @@ def parse_lines(catalog: str, package: str, lines: Iterable[bytes]) -> PackageCo
             elif schema == fbc.SCHEMA_CHANNEL:
                 channels.append(fbc.Channel.model_validate(obj))
             elif schema == fbc.SCHEMA_BUNDLE:
+                if bundle_properties is not None:
+                    obj["properties"] = _only(obj.get("properties"), bundle_properties)
                 bundles.append(fbc.Bundle.model_validate(obj))
             elif schema == fbc.SCHEMA_DEPRECATIONS:
                 deprecations.append(fbc.Deprecations.model_validate(obj))

@@ -26,6 +26,7 @@ from olm.operator_controller.clusterextension.reconciler import CONTROLLER_NAME,
 from olm.operator_controller.clusterextension.removal import FINALIZERS
 from olm.operator_controller.unpack.unpacker import BundleUnpacker
 from olm_runtime import controller
+from olm_runtime.client import kinds
 from olm_runtime.controller import event, source
 from olm_runtime.manager import Manager
 
@@ -47,6 +48,9 @@ async def setup_with_manager(
     enqueues only the extensions whose package a changed catalog holds.
     """
     options = options or Options()
+    # The ServiceAccount check reads this informer. Made here, it starts with the cache (in the
+    # manager's context), not inside the first reconcile, whose trace it would otherwise join.
+    await manager.cache.get_informer(kinds.SERVICE_ACCOUNT, metadata_only=True)
     changed: asyncio.Queue[event.GenericEvent] = asyncio.Queue()
     watcher = CatalogWatcher(manager.reader, catalog_client, changed)
     await controller.Builder(manager).for_(CLUSTER_CATALOG).named(CATALOG_WATCH_NAME).complete(watcher)

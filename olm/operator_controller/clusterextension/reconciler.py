@@ -57,6 +57,7 @@ class Reconciler:
                 pipeline.read_revisions,
                 pipeline.check_service_account,
                 pipeline.resolve,
+                pipeline.reuse_revision,
                 pipeline.unpack,
                 pipeline.render,
                 pipeline.pack,
@@ -72,6 +73,7 @@ class Reconciler:
             cached = await context.reader.get(CLUSTER_EXTENSION, request.name)
         except errors.NotFound:
             context.memory.resolved.pop(request.name, None)
+            context.memory.render.forget(request.name)
             self.install_clock.forget(request.name)
             metrics.forget(request.name)
             return controller.Result()

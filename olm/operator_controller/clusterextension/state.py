@@ -10,6 +10,7 @@ from olm.api.clusterextension import ClusterExtension
 from olm.operator_controller.applier import PackedRevision
 from olm.operator_controller.applier.revisions import RevisionStates
 from olm.operator_controller.catalogs import CatalogClient
+from olm.operator_controller.clusterextension.memo import RenderMemo
 from olm.operator_controller.clusterextension.options import Options
 from olm.operator_controller.clusterextension.status import Failure
 from olm.operator_controller.resolve import Deprecation, ResolvedBundle
@@ -54,10 +55,13 @@ class Memory:
     """Extensions whose leftover Secrets were swept since the process started."""
     resolved: dict[str, str] = field(default_factory=dict)
     """The bundle each extension last resolved to: one `Resolved` event per change."""
+    render: RenderMemo = field(default_factory=RenderMemo)
+    """The content digest each extension last rendered, and from what (`memo`)."""
 
     def forget(self, name: str) -> None:
         self.swept.discard(name)
         self.resolved.pop(name, None)
+        self.render.forget(name)
 
 
 @dataclass(frozen=True, kw_only=True)

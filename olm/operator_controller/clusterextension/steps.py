@@ -23,6 +23,7 @@ from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.applier.revisions import Revision, RevisionStates
 from olm.operator_controller.catalogs.gathering import gather
+from olm.operator_controller.clusterextension.memo import render_key
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.status import Failure
 from olm.operator_controller.preflight import crdupgradesafety, permissions
@@ -33,7 +34,7 @@ from olm.operator_controller.render import (
     manifests_for,
 )
 from olm.operator_controller.resolve import Installed, ResolutionError, ResolvedBundle, resolve
-from olm.operator_controller.unpack.unpacker import UnpackError
+from olm.operator_controller.unpack.unpacker import UnpackError, pinned
 from olm_runtime import events, tracing
 from olm_runtime.client import errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next
@@ -129,10 +130,17 @@ class Pipeline:
         return CONTINUE
 
     async def check_service_account(self, state: State) -> Next:
-        """The ServiceAccount content is applied as must exist."""
+        """The ServiceAccount content is applied as must exist.
+
+        Read from a metadata-only informer (only existence matters), so a steady reconcile sends no
+        request; an account the informer has not seen (yet: created a moment ago) is asked of the
+        API server before the reconcile fails."""
         namespace, account = state.spec.spec.namespace, state.spec.spec.service_account.name
         try:
-            await self.client.get(kinds.SERVICE_ACCOUNT, account, namespace=namespace)
+            try:
+                await self.reader.get(kinds.SERVICE_ACCOUNT, account, namespace=namespace, metadata_only=True)
+            except errors.NotFound:
+                await self.client.get(kinds.SERVICE_ACCOUNT, account, namespace=namespace)
         except errors.NotFound:
             return self._fail(
                 state,
@@ -194,6 +202,23 @@ class Pipeline:
             )
         return CONTINUE
 
+    async def reuse_revision(self, state: State) -> Next:
+        """End a steady reconcile before the bundle is even read: when the render inputs are those
+        the newest active revision's content was computed from (`memo`), only its bundle
+        annotations are brought up to date, as `pack` would after rendering and packing the same
+        content again. A bundle named by tag takes the full path (only a pull tells its digest)."""
+        assert state.bundle is not None
+        image = pinned(state.bundle.image)
+        latest = state.states.latest
+        if image is None or latest is None:
+            return CONTINUE
+        name = state.extension["metadata"]["name"]
+        if self.memory.render.digest(name, render_key(image, state.spec)) != latest.digest:
+            return CONTINUE
+        state.image = image
+        await self._refresh_annotations(state, latest)
+        return STOP
+
     async def unpack(self, state: State) -> Next:
         """Pull the bundle (cached by digest) and read it as registry+v1."""
         assert state.bundle is not None
@@ -246,6 +271,7 @@ class Pipeline:
         except applier.PackingError as err:
             return self._fail(state, api.REASON_BLOCKED, _for_bundle(state, str(err)), retry=False)
         state.digest = revisions.content_digest(state.packed, state.spec.spec.progress_deadline_minutes)
+        self.memory.render.remember(name, render_key(state.image, state.spec), state.digest)
         latest = state.states.latest
         if latest is None or latest.digest != state.digest:
             return CONTINUE  # an older active revision with this content is not reused: it is being replaced

@@ -36,6 +36,7 @@ from olm.operator_controller.resolve._errors import (
     UnsupportedDependency,
 )
 from olm.operator_controller.resolve._resolver import (
+    BUNDLE_PROPERTIES,
     UNSUPPORTED_DEPENDENCY_PROPERTIES,
     CatalogContent,
     Deprecation,
@@ -48,6 +49,7 @@ from olm.operator_controller.resolve._resolver import (
 )
 
 __all__ = [
+    "BUNDLE_PROPERTIES",
     "UNSUPPORTED_DEPENDENCY_PROPERTIES",
     "Advice",
     "AmbiguousCatalogs",

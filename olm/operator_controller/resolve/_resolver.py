@@ -32,6 +32,11 @@ __all__ = [
 UNSUPPORTED_DEPENDENCY_PROPERTIES = ("olm.package.required", "olm.gvk.required", "olm.constraint")
 """Bundle properties declaring dependencies; a bundle carrying one is refused."""
 
+BUNDLE_PROPERTIES = frozenset(("olm.package", *UNSUPPORTED_DEPENDENCY_PROPERTIES))
+"""Every bundle property type `resolve` reads (`olm.package` for `fbc.Bundle.version`, and the
+dependencies it refuses): a catalog client feeding it may drop the rest
+(`catalogs.ClientOptions.bundle_properties`)."""
+
 MAX_CHANNELS_NAMED = 5
 """Channels of a catalog named when none of the requested ones holds a bundle."""
 

@@ -3,7 +3,9 @@
 Layout: `<root>/<extension>/<algorithm>-<hex>/` holds the image's files. An extension keeps only
 the digest it last unpacked; the directory goes when the extension is deleted. Blobs are cached by
 the OCI client, so a re-unpack after a restart downloads nothing. Parsed bundles are also kept in
-memory per digest (a few), because every reconcile of an installed extension needs the bundle.
+memory per digest, a few only: a steady reconcile needs no bundle at all (it reuses the newest
+revision, `clusterextension.memo`), so they serve the reconciles that render again (a retried
+preflight, a spec change, several extensions of one bundle). Big bundles parse to several MiB each.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from olm import oci
 from olm.operator_controller.unpack.registryv1 import BundleError, RegistryV1, load_bundle
 
-__all__ = ["BundleUnpacker", "UnpackError", "Unpacked"]
+__all__ = ["BundleUnpacker", "UnpackError", "Unpacked", "pinned"]
 
 _MAX_BUNDLE_BYTES = 256 << 20
 
@@ -33,8 +35,18 @@ class Unpacked:
     bundle: RegistryV1
 
 
+def pinned(image: str) -> str | None:
+    """`image` by digest, spelled as `BundleUnpacker.unpack` reports it, when `image` names a digest;
+    None for a tag (only a pull tells its digest) or a malformed reference (the pull reports it)."""
+    try:
+        reference = oci.Reference.parse(image)
+    except oci.InvalidReference:
+        return None
+    return str(reference.with_digest(reference.digest)) if reference.digest is not None else None
+
+
 class BundleUnpacker:
-    def __init__(self, registry: oci.RegistryClient, root: Path, *, keep_parsed: int = 16) -> None:
+    def __init__(self, registry: oci.RegistryClient, root: Path, *, keep_parsed: int = 4) -> None:
         self.registry = registry
         self.root = root
         self.keep_parsed = keep_parsed

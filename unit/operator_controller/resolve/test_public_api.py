@@ -8,6 +8,7 @@ from olm.operator_controller import resolve
 def test_exported_names() -> None:
     assert sorted(resolve.__all__) == sorted(
         [
+            "BUNDLE_PROPERTIES",
             "UNSUPPORTED_DEPENDENCY_PROPERTIES",
             "Advice",
             "AmbiguousCatalogs",

@@ -1,0 +1,78 @@
+"""What a steady reconcile may skip: the render and pack of content the newest revision already holds.
+
+Every reconcile of an installed extension used to render the bundle, pack it into Secrets and hash
+the result, only to find the newest revision holds that content already. The content digest is a
+pure function of a few inputs, so it is remembered per extension against those inputs
+(`RenderKey`): when they are unchanged and the newest active revision still carries that digest,
+the reconcile skips unpack, render, pack and the preflights, exactly as it would after computing
+the same digest.
+
+The key is complete because it holds every input of `render.manifests_for` +
+`applier.pack` + `revisions.content_digest` that can change while the process runs:
+
+- the bundle, by image digest (a digest names one content; a bundle named by tag is never looked
+  up here, since only a pull tells its digest);
+- `spec.namespace` and `spec.config.inline` (the render's install namespace and configuration);
+- `spec.progressDeadlineMinutes` (part of the content digest).
+
+The certificate provider, the system namespace and the code are fixed for the life of the process.
+The revision side is checked, not keyed: the memo is used only when the newest active revision's
+content-digest annotation equals the remembered digest, so a new, archived, deleted or edited
+revision takes the full path. Catalog changes need no key part: they reach this step as a
+different resolved bundle image. Drift of installed objects is the ClusterObjectSet controller's
+business and never passes through here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from olm.api.clusterextension import ClusterExtension
+
+__all__ = ["RenderKey", "RenderMemo", "render_key"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RenderKey:
+    """The inputs a revision's content digest is computed from."""
+
+    image: str
+    """The bundle image by digest."""
+    namespace: str
+    config: bytes
+    """`spec.config.inline` as canonical JSON (keys sorted), `null` when unset."""
+    progress_deadline_minutes: int | None
+
+
+def render_key(image: str, extension: ClusterExtension) -> RenderKey:
+    spec = extension.spec
+    inline = spec.config.inline if spec.config is not None else None
+    return RenderKey(
+        image=image,
+        namespace=spec.namespace,
+        config=orjson.dumps(inline, option=orjson.OPT_SORT_KEYS),
+        progress_deadline_minutes=spec.progress_deadline_minutes,
+    )
+
+
+class RenderMemo:
+    """The content digest last computed per extension, with the key it was computed from; one entry
+    per extension, dropped with it."""
+
+    def __init__(self) -> None:
+        self._digests: dict[str, tuple[RenderKey, str]] = {}
+
+    def remember(self, extension: str, key: RenderKey, digest: str) -> None:
+        self._digests[extension] = (key, digest)
+
+    def digest(self, extension: str, key: RenderKey) -> str | None:
+        """The digest remembered for `extension` if it was computed from `key`, else None."""
+        found = self._digests.get(extension)
+        if found is None or found[0] != key:
+            return None
+        return found[1]
+
+    def forget(self, extension: str) -> None:
+        self._digests.pop(extension, None)

@@ -1,0 +1,113 @@
+"""The steady-reconcile memo: its key changes with every input of a revision's content, and only then."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from olm.api.clusterextension import ClusterExtension
+from olm.operator_controller import applier
+from olm.operator_controller.applier import revisions
+from olm.operator_controller.clusterextension.memo import RenderKey, RenderMemo, render_key
+from olm.operator_controller.render import CertManagerProvider, manifests_for
+from unit.operator_controller import realdata
+
+IMAGE = "registry.test/bundles/argocd@sha256:" + "a" * 64
+OTHER_IMAGE = "registry.test/bundles/argocd@sha256:" + "b" * 64
+
+
+def extension(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterExtension",
+        "metadata": {"name": "argocd", "generation": 1, "uid": "u-1"},
+        "spec": {
+            "namespace": "argocd",
+            "serviceAccount": {"name": "installer"},
+            "source": {"sourceType": "Catalog", "catalog": {"packageName": "argocd-operator"}},
+            **spec,
+        },
+    }
+
+
+def key_of(obj: dict[str, Any], image: str = IMAGE) -> RenderKey:
+    return render_key(image, ClusterExtension.from_dict(obj))
+
+
+def inline(config: dict[str, Any]) -> dict[str, Any]:
+    return {"config": {"configType": "Inline", "inline": config}}
+
+
+def test_fields_outside_the_render_leave_the_key_alone() -> None:
+    base = extension()
+    changed = copy.deepcopy(base)
+    changed["metadata"].update(generation=7, annotations={"poke": "1"}, labels={"team": "a"})
+    changed["spec"]["serviceAccount"]["name"] = "someone-else"
+    changed["spec"]["source"]["catalog"].update(version=">=1.0.0", channels=["alpha"])
+    changed["spec"]["install"] = {"preflight": {"crdUpgradeSafety": {"enforcement": "None"}}}
+    assert key_of(changed) == key_of(base)
+
+
+def test_inline_config_is_compared_as_json_not_as_key_order() -> None:
+    first = extension(**inline({"watchNamespace": "team-a", "deploymentConfig": {"env": [{"name": "X"}]}}))
+    second = extension(**inline({"deploymentConfig": {"env": [{"name": "X"}]}, "watchNamespace": "team-a"}))
+    assert key_of(first) == key_of(second)
+
+
+@pytest.mark.parametrize(
+    ("changed", "image"),
+    [
+        pytest.param(extension(), OTHER_IMAGE, id="bundle image digest"),
+        pytest.param(extension(namespace="elsewhere"), IMAGE, id="install namespace"),
+        pytest.param(extension(**inline({"watchNamespace": "team-a"})), IMAGE, id="inline config"),
+        pytest.param(extension(progressDeadlineMinutes=30), IMAGE, id="progress deadline"),
+    ],
+)
+def test_every_input_of_the_content_changes_the_key(changed: dict[str, Any], image: str) -> None:
+    assert key_of(changed, image) != key_of(extension())
+
+
+def content_digest(obj: dict[str, Any]) -> str:
+    """What `render` + `pack` compute for `obj`, as the reconcile does (revision number aside)."""
+    spec = ClusterExtension.from_dict(obj).spec
+    rv1 = realdata.load(realdata.BUNDLES / "argocd-operator" / "0.18.0")
+    objects = manifests_for(
+        rv1,
+        spec.namespace,
+        spec.config.inline if spec.config is not None else None,
+        certificate_provider=CertManagerProvider(),
+    )
+    packed = applier.pack(
+        "argocd-1", "argocd", objects, applier.PackingOptions(system_namespace="olmv1-system")
+    )
+    return revisions.content_digest(packed, spec.progress_deadline_minutes)
+
+
+def test_equal_keys_mean_equal_content() -> None:
+    """The key is complete: extensions that differ only outside it get the same content digest."""
+    config = {"deploymentConfig": {"env": [{"name": "LOG_LEVEL", "value": "debug"}]}}
+    base = extension(**inline(config))
+    other = copy.deepcopy(base)
+    other["metadata"].update(name="argocd-too", generation=3)
+    other["spec"]["serviceAccount"]["name"] = "another-installer"
+    other["spec"]["source"]["catalog"]["channels"] = ["stable"]
+    assert key_of(other) == key_of(base)
+    assert content_digest(other) == content_digest(base)
+    assert content_digest(extension(**inline(config), progressDeadlineMinutes=30)) != content_digest(base)
+    assert content_digest(extension()) != content_digest(base)
+
+
+def test_the_memo_answers_only_for_the_key_it_was_given() -> None:
+    memo = RenderMemo()
+    key = key_of(extension())
+    assert memo.digest("argocd", key) is None
+    memo.remember("argocd", key, "sha256:1")
+    assert memo.digest("argocd", key) == "sha256:1"
+    assert memo.digest("argocd", key_of(extension(), OTHER_IMAGE)) is None
+    assert memo.digest("other", key) is None
+    memo.remember("argocd", key_of(extension(), OTHER_IMAGE), "sha256:2")
+    assert memo.digest("argocd", key) is None
+    memo.forget("argocd")
+    assert memo.digest("argocd", key_of(extension(), OTHER_IMAGE)) is None
