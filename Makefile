@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install bench-tracing cluster-binaries cluster-up cluster-down cluster-status image fuzz
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install bench-tracing cluster-binaries cluster-up cluster-down cluster-status image fuzz soak bench-upstream
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -24,7 +24,9 @@ help:
 	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
 	@echo "make bench-install  operator-controller install and resolution times, memory, requests (figures)"
 	@echo "make bench-tracing  install time, CPU and memory of operator-controller with tracing off vs on (figures)"
+	@echo "make bench-upstream ours against upstream OLM v1.11.0 side by side (needs OLMPY_UPSTREAM_BOXCUTTER; figures)"
 	@echo "make fuzz           coverage-guided fuzzing of the untrusted-input parsers (FUZZ_RUNS per target; not in make test)"
+	@echo "make soak           the fault drills (e2e/faults) at full size, printing their figures (not in make test)"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
 deps:
@@ -106,10 +108,20 @@ bench-install: deps
 bench-tracing: deps
 	$(UV_RUN) python -m hack.bench.install.tracing
 
+# Upstream's Go build needs a checkout of boxcutter v0.14.0 named by OLMPY_UPSTREAM_BOXCUTTER (the
+# module proxy refuses that module); without it the run says "peer unavailable" and measures ours.
+BENCH_UPSTREAM_ARGS ?=
+bench-upstream: deps
+	$(UV_RUN) python -m hack.bench.upstream.run $(BENCH_UPSTREAM_ARGS)
+
 # atheris (libFuzzer) on the parsers of untrusted input; corpus and findings under build/fuzz.
 FUZZ_RUNS ?= 100000
 fuzz:
 	$(UV_RUN) --group fuzz python -m hack.fuzz --runs $(FUZZ_RUNS)
+
+# The fault drills at full size (OLMPY_SOAK=1); `make test` runs them smaller. Figures are printed.
+soak: deps
+	OLMPY_SOAK=1 $(PYTEST) -s e2e/faults
 
 cluster-binaries:
 	$(UV_RUN) python -m hack.controlplane build

@@ -1,0 +1,1 @@
+"""`make bench-upstream`: ours against upstream OLM v1 built here."""

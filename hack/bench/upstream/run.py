@@ -1,0 +1,482 @@
+"""Ours against upstream OLM v1.11.0, side by side: one table of medians and ratios.
+
+Run: `make bench-upstream` (`uv run --frozen python -m hack.bench.upstream.run [--repeat 3]
+[--many 20,200] [--big-bundles 5000] [--steady 60]`). Upstream is built by `hack.bench.upstream.peer`
+when `OLMPY_UPSTREAM_BOXCUTTER` names a boxcutter v0.14.0 checkout; without it the run prints
+"peer unavailable" and measures ours alone.
+
+Each side gets its own control plane, registry and cert-manager (`hack.bench.upstream.sides`), and
+the same content: the community catalog of the realdata (14.6 MB), a generated catalog of
+`--big-bundles` bundles (100 MB at 5,000), a synthetic catalog of one small package per extension,
+and the bundle images they name. Every figure that is cheap to repeat is measured `--repeat` times,
+alternating the sides so that drift in the machine's load falls on both, and the median is printed.
+Times are wall-clock seconds polled every 50 ms from this process, which shares the cores with
+both sides; memory is VmRSS/VmHWM from /proc, CPU is utime+stime from /proc, and API requests are
+counted in each API server's audit log by the OLM's own ServiceAccounts plus the installer
+ServiceAccounts it acts as.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import ssl
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from hack.bench.catalogd.serve import generate
+from hack.bench.cluster import installer_namespace
+from hack.bench.install import synthetic
+from hack.bench.install.run import condition, extension, latest_published, proc_memory_mib
+from hack.bench.upstream import peer as peers
+from hack.bench.upstream.sides import Side, side
+from hack.images import realdata
+from hack.images.layout import catalog_image
+from hack.images.registry import Reference
+from olm.api import names
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
+from olm_runtime.client import errors
+
+POLL = 0.05
+TIMEOUT = 900.0
+INSTALLS = (("small", "kube-green"), ("large", "sailoperator"))
+SIDES = ("upstream", "ours")
+
+
+# --- rows --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    what: str
+    unit: str
+    values: dict[str, list[float]] = field(default_factory=dict)
+    lower_is_better: bool = True
+
+    def add(self, name: str, value: float) -> None:
+        self.values.setdefault(name, []).append(value)
+
+    def median(self, name: str) -> float | None:
+        values = self.values.get(name)
+        return statistics.median(values) if values else None
+
+
+@dataclass
+class Table:
+    rows: dict[str, Row] = field(default_factory=dict)
+
+    def row(self, what: str, unit: str) -> Row:
+        return self.rows.setdefault(what, Row(what, unit))
+
+    def record(self, what: str, unit: str, name: str, value: float) -> None:
+        self.row(what, unit).add(name, value)
+        print(f"  {name:<8} {what}: {value:.3f} {unit}", flush=True)
+
+    def render(self) -> str:
+        lines = [
+            "| row | upstream | ours | ours/upstream | n |",
+            "|---|---|---|---|---|",
+        ]
+        for row in self.rows.values():
+            up, ours = row.median("upstream"), row.median("ours")
+            ratio = f"{ours / up:.2f}" if up and ours is not None else "-"
+            n = max((len(v) for v in row.values.values()), default=0)
+            lines.append(f"| {row.what} | {_fmt(up, row.unit)} | {_fmt(ours, row.unit)} | {ratio} | {n} |")
+        return "\n".join(lines)
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "s" and value < 1:
+        return f"{value * 1000:.0f} ms"
+    if unit in ("s", "MiB", "CPU s/min", "req/min"):
+        return f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{value:.0f} {unit}"
+
+
+# --- waiting -----------------------------------------------------------------------------------
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = TIMEOUT) -> float:
+    """Poll `check`; the seconds until it held."""
+    started = time.perf_counter()
+    while not await check():
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError(f"timed out waiting for {what}")
+        await asyncio.sleep(POLL)
+    return time.perf_counter() - started
+
+
+async def gone(s: Side, kind: Any, name: str) -> None:
+    async def absent() -> bool:
+        try:
+            await s.kube.get(kind, name)
+        except errors.NotFound:
+            return True
+        return False
+
+    await until(absent, f"{kind.kind} {name} to be deleted")
+
+
+# --- catalogs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Catalogs:
+    community: str
+    big: str
+    synthetic: str
+    community_published: realdata.PublishedCatalog
+    synthetic_packages: int
+
+
+def publish(s: Side, workdir: Path, big_bundles: int, many: int) -> Catalogs:
+    pusher = s.pusher
+    packages = sorted(
+        p.name for p in (realdata.realdata() / realdata.COMMUNITY_CATALOG).iterdir() if p.is_dir()
+    )
+    community = realdata.publish_community_catalog(
+        pusher, pusher.host, packages=packages, repository_prefix="bench/community"
+    )
+    big_dir = workdir / f"big-{s.name}"
+    generate(big_dir, big_bundles)
+    big_ref = f"{s.registry.host}/bench/big:v1"
+    digest = pusher.push(catalog_image(big_dir), Reference.parse(big_ref))
+    root = Path(tempfile.mkdtemp(prefix="synthetic-", dir=workdir))
+    synthetic_catalog = realdata.publish_custom_catalog(
+        pusher, pusher.host, packages=synthetic.packages(root, many), repository_prefix="bench/synthetic"
+    )
+    return Catalogs(
+        community=community.digest_ref,
+        big=f"{s.registry.host}/bench/big@{digest}",
+        synthetic=synthetic_catalog.digest_ref,
+        community_published=community,
+        synthetic_packages=many,
+    )
+
+
+def catalog(name: str, ref: str) -> dict[str, Any]:
+    return {
+        "apiVersion": CLUSTER_CATALOG.api_version,
+        "kind": CLUSTER_CATALOG.kind,
+        "metadata": {"name": name, "labels": {names.METADATA_NAME_LABEL: name}},
+        "spec": {"source": {"type": "Image", "image": {"ref": ref}}},
+    }
+
+
+async def serving(s: Side, name: str) -> bool:
+    found = dict(await s.kube.get(CLUSTER_CATALOG, name))
+    return condition(found, "Serving").get("status") == "True"
+
+
+async def create_to_serving(s: Side, name: str, ref: str) -> float:
+    started = time.perf_counter()
+    await s.kube.create(catalog(name, ref))
+    await until(lambda: serving(s, name), f"{s.name} catalog {name} to serve")
+    return time.perf_counter() - started
+
+
+async def base_url(s: Side, name: str) -> str:
+    found = await s.kube.get(CLUSTER_CATALOG, name)
+    return str(found["status"]["urls"]["base"])
+
+
+# --- HTTP --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fetch:
+    seconds: float
+    status: int
+    size: int
+    validators: dict[str, str]
+
+
+async def fetch(
+    session: aiohttp.ClientSession, url: str, context: ssl.SSLContext, headers: dict[str, str]
+) -> Fetch:
+    started = time.perf_counter()
+    async with session.get(url, ssl=context, headers=headers) as response:
+        size = 0
+        async for chunk in response.content.iter_chunked(1 << 20):
+            size += len(chunk)
+        validators = {k: v for k, v in response.headers.items() if k in ("ETag", "Last-Modified")}
+        return Fetch(time.perf_counter() - started, response.status, size, validators)
+
+
+async def measure_http(s: Side, table: Table, catalog_name: str, runs: int) -> None:
+    context = ssl.create_default_context(cafile=str(s.plane.ca_file))
+    base = await base_url(s, catalog_name)
+    endpoints = {"all": f"{base}/api/v1/all", "metas package": f"{base}/api/v1/metas?schema=olm.package"}
+    async with aiohttp.ClientSession(auto_decompress=False) as session:
+        for label, url in endpoints.items():
+            for encoding in ("identity", "gzip"):
+                samples = [
+                    await fetch(session, url, context, {"Accept-Encoding": encoding}) for _ in range(runs)
+                ]
+                if any(sample.status != 200 for sample in samples):
+                    print(f"  {s.name} {label} {encoding}: statuses {[x.status for x in samples]}")
+                    continue
+                table.record(
+                    f"GET {label} ({encoding})", "s", s.name, statistics.median(x.seconds for x in samples)
+                )
+                table.record(f"GET {label} ({encoding}) bytes", "B", s.name, samples[-1].size)
+            first = await fetch(session, url, context, {"Accept-Encoding": "gzip"})
+            conditional = {"Accept-Encoding": "gzip"}
+            if "ETag" in first.validators:
+                conditional["If-None-Match"] = first.validators["ETag"]
+            if "Last-Modified" in first.validators:
+                conditional["If-Modified-Since"] = first.validators["Last-Modified"]
+            again = await fetch(session, url, context, conditional)
+            print(
+                f"  {s.name:<8} conditional GET {label} with {sorted(first.validators)}: "
+                f"{again.status}, {again.size} bytes, {again.seconds * 1000:.1f} ms"
+            )
+            table.record(f"conditional GET {label}: status", "", s.name, again.status)
+
+
+# --- extensions --------------------------------------------------------------------------------
+
+
+async def installed(s: Side, name: str) -> bool:
+    try:
+        found = dict(await s.kube.get(CLUSTER_EXTENSION, name))
+    except errors.NotFound:
+        return False
+    return condition(found, "Installed").get("status") == "True"
+
+
+async def install_one(s: Side, package: str, version: str, catalog_name: str, round_: int) -> float:
+    name = f"bench-{package}-{round_}"
+    account = await installer_namespace(s.kube, name)
+    started = time.perf_counter()
+    await s.kube.create(extension(name, package, name, account, catalog=catalog_name, version=version))
+    await until(lambda: installed(s, name), f"{s.name} {name} to be Installed")
+    seconds = time.perf_counter() - started
+    await s.kube.delete(CLUSTER_EXTENSION, name)
+    await gone(s, CLUSTER_EXTENSION, name)
+    return seconds
+
+
+async def install_many(s: Side, first: int, last: int, catalog_name: str) -> float:
+    """Create extensions `first`..`last - 1` of the synthetic catalog at once; seconds until all
+    `last` extensions (including the earlier ones) are Installed."""
+    wanted = [f"bench-{synthetic.package_name(i)}" for i in range(last)]
+    accounts = {i: await installer_namespace(s.kube, wanted[i]) for i in range(first, last)}
+    started = time.perf_counter()
+    for i, account in accounts.items():
+        package = synthetic.package_name(i)
+        await s.kube.create(
+            extension(wanted[i], package, wanted[i], account, catalog=catalog_name, version=None)
+        )
+
+    async def all_installed() -> bool:
+        listed = await s.kube.list(CLUSTER_EXTENSION)
+        ok = {
+            item["metadata"]["name"]
+            for item in listed.items
+            if condition(dict(item), "Installed").get("status") == "True"
+        }
+        return ok.issuperset(wanted)
+
+    await until(all_installed, f"{s.name}: {last} extensions to be Installed", TIMEOUT * 2)
+    return time.perf_counter() - started
+
+
+# --- steady state ------------------------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def audit_requests(s: Side, since: datetime, until_: datetime) -> int:
+    """Requests received in [since, until_) from ServiceAccounts outside kube-system: the OLM's own
+    and the installer accounts it acts as (nothing else on the plane uses ServiceAccounts)."""
+    ids = set()
+    with s.plane.audit_log.open() as log:
+        for line in log:
+            event = json.loads(line)
+            user = str(event.get("user", {}).get("username", ""))
+            if not user.startswith("system:serviceaccount:") or user.startswith(
+                "system:serviceaccount:kube-"
+            ):
+                continue
+            received = datetime.fromisoformat(str(event["requestReceivedTimestamp"]).replace("Z", "+00:00"))
+            if since <= received < until_:
+                ids.add(event["auditID"])
+    return len(ids)
+
+
+async def measure_steady(s: Side, table: Table, label: str, seconds: float) -> None:
+    pids = [s.pid(s.catalogd), s.pid(s.controller)]
+    cpu_before = sum(cpu_seconds(pid) for pid in pids)
+    since = datetime.now().astimezone()
+    await asyncio.sleep(seconds)  # the measurement window itself, not a synchronisation
+    until_ = datetime.now().astimezone()
+    cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+    requests = await asyncio.to_thread(audit_requests, s, since, until_)
+    table.record(f"steady state {label}: CPU of both", "CPU s/min", s.name, cpu * 60 / seconds)
+    table.record(f"steady state {label}: API requests", "req/min", s.name, requests * 60 / seconds)
+
+
+# --- restart -----------------------------------------------------------------------------------
+
+
+async def restart_to_serving(s: Side, catalog_names: Sequence[str]) -> float:
+    """SIGKILL catalogd and start it again; seconds until every catalog's content is served."""
+    context = ssl.create_default_context(cafile=str(s.plane.ca_file))
+    urls = [f"{await base_url(s, name)}/api/v1/metas?schema=olm.package" for name in catalog_names]
+    process = s.catalogd.process
+    assert process is not None
+    started = time.perf_counter()
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    s.catalogd.process = None
+    s.catalogd.start()
+
+    async def all_served() -> bool:
+        async with aiohttp.ClientSession() as session:
+            for url in urls:
+                try:
+                    async with session.get(url, ssl=context) as response:
+                        if response.status != 200:
+                            return False
+                        await response.read()
+                except aiohttp.ClientError:
+                    return False
+        return True
+
+    await until(all_served, f"{s.name} catalogd to serve again")
+    return time.perf_counter() - started
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+async def alternate(sides: Sequence[Side], repeat: int, step: Callable[[Side, int], Awaitable[None]]) -> None:
+    for round_ in range(repeat):
+        ordered = sides if round_ % 2 == 0 else list(reversed(sides))
+        for s in ordered:
+            await step(s, round_)
+
+
+async def run(args: argparse.Namespace, peer: peers.Peer | None, workdir: Path) -> Table:
+    table = Table()
+    many = sorted(int(n) for n in args.many.split(","))
+    async with contextlib.AsyncExitStack() as stack:
+        sides: list[Side] = []
+        for name in SIDES:
+            if name == "upstream" and peer is None:
+                continue
+            s = await stack.enter_async_context(
+                side(name, workdir / name, peer if name == "upstream" else None)
+            )
+            sides.append(s)
+        published: dict[str, Catalogs] = {}
+        for s in sides:
+            started = time.perf_counter()
+            published[s.name] = await asyncio.to_thread(publish, s, workdir, args.big_bundles, many[-1])
+            print(f"{s.name}: published the catalogs and bundles in {time.perf_counter() - started:.0f}s")
+
+        print(f"\ncatalog create -> Serving ({args.repeat} rounds)")
+
+        async def catalogs_round(s: Side, round_: int) -> None:
+            for label, ref, what in (
+                ("community", published[s.name].community, "community catalog (14.6 MB)"),
+                ("big", published[s.name].big, f"generated catalog ({args.big_bundles} bundles)"),
+            ):
+                table.record(f"{what} create to Serving", "s", s.name, await create_to_serving(s, label, ref))
+                if round_ < args.repeat - 1:
+                    await s.kube.delete(CLUSTER_CATALOG, label)
+                    await gone(s, CLUSTER_CATALOG, label)
+
+        await alternate(sides, args.repeat, catalogs_round)
+        for s in sides:
+            await create_to_serving(s, "synthetic", published[s.name].synthetic)
+            rss, hwm = proc_memory_mib(s.pid(s.catalogd))
+            table.record("catalogd RSS serving all catalogs", "MiB", s.name, rss)
+            table.record("catalogd peak RSS", "MiB", s.name, hwm)
+
+        print("\ncatalog content over HTTPS (community catalog)")
+        for s in sides:
+            await measure_http(s, table, "community", args.http_runs)
+
+        for s in sides:
+            rss, _ = proc_memory_mib(s.pid(s.controller))
+            table.record("operator-controller RSS idle, 3 catalogs served", "MiB", s.name, rss)
+            await measure_steady(s, table, "idle", args.steady)
+
+        print(f"\ncreate -> Installed ({args.repeat} rounds)")
+
+        async def installs_round(s: Side, round_: int) -> None:
+            for size, package in INSTALLS:
+                version = latest_published(published[s.name].community_published, package)
+                seconds = await install_one(s, package, version, "community", round_)
+                table.record(f"{size} bundle ({package} {version}) create to Installed", "s", s.name, seconds)
+
+        await alternate(sides, args.repeat, installs_round)
+
+        for s in sides:
+            first = 0
+            for count in many:
+                seconds = await install_many(s, first, count, "synthetic")
+                what = f"{count} extensions to all Installed" + (f" ({count - first} added)" if first else "")
+                table.record(what, "s", s.name, seconds)
+                await asyncio.sleep(5.0)  # let the last status writes land before memory is read
+                rss, hwm = proc_memory_mib(s.pid(s.controller))
+                table.record(f"operator-controller RSS with {count} installed", "MiB", s.name, rss)
+                table.record(f"operator-controller peak RSS with {count} installed", "MiB", s.name, hwm)
+                await measure_steady(s, table, f"{count} installed", args.steady)
+                first = count
+
+        print(f"\ncatalogd SIGKILL -> all catalogs served again ({args.repeat} rounds)")
+
+        async def restart_round(s: Side, round_: int) -> None:
+            seconds = await restart_to_serving(s, ("community", "big", "synthetic"))
+            table.record("catalogd SIGKILL to all catalogs served", "s", s.name, seconds)
+
+        await alternate(sides, args.repeat, restart_round)
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of each repeatable figure")
+    parser.add_argument("--many", default="20,200", help="extension counts, installed cumulatively")
+    parser.add_argument("--big-bundles", type=int, default=5000, help="bundles of the generated catalog")
+    parser.add_argument("--steady", type=float, default=60.0, help="seconds of each steady-state window")
+    parser.add_argument("--http-runs", type=int, default=7, help="requests per HTTP figure")
+    args = parser.parse_args()
+    try:
+        peer: peers.Peer | None = peers.build()
+        print(f"peer: upstream {peers.UPSTREAM_VERSION} from {peer.binaries if peer else '-'}")
+    except peers.PeerUnavailable as reason:
+        peer = None
+        print(f"peer unavailable: {reason}\nmeasuring ours alone")
+    workdir = Path(tempfile.mkdtemp(prefix="bench-upstream-"))
+    table = asyncio.run(run(args, peer, workdir))
+    print("\n" + table.render())
+    print(
+        f"\nmedians; machine: {os.cpu_count()} cores; each side on its own control plane; "
+        f"leader election off on both; upstream {peers.UPSTREAM_VERSION} with its experimental "
+        "feature gates (ClusterObjectSet applier)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""One side of `make bench-upstream`: a control plane, a registry, cert-manager and one OLM (ours or
+upstream's) on it, with the catalogs both sides serve published into that side's registry.
+
+Each side has a plane of its own, so neither OLM sees the other's objects, and each OLM runs as
+ServiceAccounts of its own (`olmv1-system/catalogd`, `olmv1-system/operator-controller`, bound to
+cluster-admin) so the API server's audit log attributes every request it makes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from hack.bench.install.run import plane_and_registry
+from hack.bench.upstream.peer import Peer
+from hack.bench.upstream.processes import UpstreamCatalogd, UpstreamOperatorController
+from hack.crdgen import install as crds
+from hack.images.registry import RegistryClient
+from hack.installer import create_cluster_admin_account
+from hack.processes import CatalogdProcess, OperatorControllerProcess, Subprocess, token_kubeconfig
+from olm.api import names
+from olm_runtime.client import Client, load_config
+from olm_runtime.testing.certmanager import CertManager
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.registry import Registry
+
+FIELD_MANAGER = "bench-upstream"
+ACCOUNTS = ("catalogd", "operator-controller")
+
+
+@dataclass
+class Side:
+    name: str
+    plane: ControlPlane
+    registry: Registry
+    kube: Client
+    catalogd: Subprocess
+    controller: Subprocess
+
+    @property
+    def pusher(self) -> RegistryClient:
+        return RegistryClient(host=self.registry.host, ca_file=self.registry.ca_file)
+
+    def pid(self, process: Subprocess) -> int:
+        assert process.process is not None, f"{self.name} {process.component} is not running"
+        return process.process.pid
+
+
+async def _accounts(kube: Client, workdir: Path, plane: ControlPlane) -> dict[str, Path]:
+    await kube.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE}},
+        force=True,
+    )
+    configs = {}
+    for account in ACCOUNTS:
+        await create_cluster_admin_account(
+            kube, names.DEFAULT_SYSTEM_NAMESPACE, account, binding=f"bench-{account}"
+        )
+        configs[account] = await token_kubeconfig(
+            kube,
+            plane,
+            namespace=names.DEFAULT_SYSTEM_NAMESPACE,
+            name=account,
+            path=workdir / f"{account}.kubeconfig",
+        )
+    return configs
+
+
+@contextlib.asynccontextmanager
+async def side(name: str, workdir: Path, peer: Peer | None) -> AsyncIterator[Side]:
+    """`name` is "ours" or "upstream" (then `peer` gives the binaries); up for the block."""
+    with plane_and_registry(workdir) as (plane, registry):
+        config = await load_config(kubeconfig=plane.kubeconfig)
+        async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
+            if peer is None:
+                await crds.install(kube, field_manager=FIELD_MANAGER)
+            else:
+                for crd in peer.crds():
+                    await kube.apply(crd, force=True)
+            configs = await _accounts(kube, workdir, plane)
+            cert_manager = CertManager(plane, workdir / "cert-manager")
+            await cert_manager.up()
+            catalogd: Subprocess
+            controller: Subprocess
+            if peer is None:
+                catalogd = CatalogdProcess(
+                    plane, workdir / "catalogd", webhook=False, kubeconfig=configs["catalogd"]
+                )
+                controller = OperatorControllerProcess(
+                    plane, workdir / "operator-controller", kubeconfig=configs["operator-controller"]
+                )
+            else:
+                catalogd = UpstreamCatalogd(
+                    peer.binary("catalogd"), plane, workdir / "catalogd", configs["catalogd"]
+                )
+                controller = UpstreamOperatorController(
+                    peer.binary("operator-controller"),
+                    plane,
+                    workdir / "operator-controller",
+                    configs["operator-controller"],
+                )
+            catalogd.start()
+            controller.start()
+            try:
+                await asyncio.gather(catalogd.wait_ready(timeout=120), controller.wait_ready(timeout=120))
+                yield Side(name, plane, registry, kube, catalogd, controller)
+            finally:
+                controller.stop()
+                catalogd.stop()
+                cert_manager.stop()
