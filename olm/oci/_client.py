@@ -169,11 +169,14 @@ class RegistryClient:
         limit = self.options.max_manifest_bytes
 
         async def handle(response: aiohttp.ClientResponse) -> tuple[bytes, str, str | None]:
-            data = await response.content.read(limit + 1)
-            if len(data) > limit:
-                raise TooLarge(f"{what}: the manifest is larger than {limit} bytes")
+            # `read(n)` returns what is buffered, up to n bytes, not n bytes: read to the end.
+            data = bytearray()
+            async for chunk in response.content.iter_any():
+                data += chunk
+                if len(data) > limit:
+                    raise TooLarge(f"{what}: the manifest is larger than {limit} bytes")
             return (
-                data,
+                bytes(data),
                 response.headers.get("Content-Type", ""),
                 response.headers.get("Docker-Content-Digest"),
             )
