@@ -1,8 +1,10 @@
 """Fault drills: break a part of the system on purpose, then check an invariant against the API server.
 
-Each drill module runs on a control plane of its own (`own_control_plane`), so its faults disturb
-no other test. `conftest.py` provides the `soak` switch (`OLMPY_SOAK=1`, `make soak`: the long
-variants) and the `figures` fixture that prints each drill's figures at the end of the session.
+Drills that break the control plane itself run on one of their own (`own_control_plane`, also used
+by the cache recovery tests), so their faults disturb no other test; the others start their own
+catalogd and operator-controller on the session's plane and stop them at module end.
+`conftest.py` provides the `soak` switch (`OLMPY_SOAK=1`, `make soak`: the long variants) and the
+`figures` fixture that prints each drill's figures at the end of the session.
 """
 
 from __future__ import annotations

@@ -13,29 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from e2e.faults import own_control_plane
 from olm_runtime import cache
 from olm_runtime.client import Client, errors, kinds
-from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
+from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
 from .conftest import cache_state, configmap, connect, create_all, new_cache, running, server_state
-
-
-def _plane(binaries: Path, state_dir: Path, *apiserver_args: str) -> Iterator[ControlPlane]:
-    plane = ControlPlane(
-        ControlPlaneOptions(
-            binary_dir=binaries,
-            state_dir=state_dir,
-            nodes=1,
-            tie_to_parent=True,
-            apiserver_args=apiserver_args,
-        )
-    )
-    plane.up()
-    try:
-        yield plane
-    finally:
-        plane.down()
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +27,7 @@ def restartable_plane(
     control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ControlPlane]:
     """A default control plane whose API server the tests stop and start."""
-    yield from _plane(control_plane_binaries, tmp_path_factory.mktemp("restartable"))
+    yield from own_control_plane(control_plane_binaries, tmp_path_factory.mktemp("restartable"))
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +36,7 @@ def forgetful_plane(
 ) -> Iterator[ControlPlane]:
     """A control plane that forgets quickly: no watch cache for ConfigMaps (lists and watches go to
     etcd), etcd compacted every 2 s (old resourceVersions answer 410 Gone), and no streaming lists."""
-    yield from _plane(
+    yield from own_control_plane(
         control_plane_binaries,
         tmp_path_factory.mktemp("forgetful"),
         "--watch-cache-sizes=configmaps#0",
