@@ -29,6 +29,8 @@ from olm_runtime import conditions, tracing
 
 __all__ = ["CatalogClient", "CatalogRef", "ClientOptions", "Statistics"]
 
+_UNREACHABLE = (aiohttp.ClientError, TimeoutError, ssl.SSLError, OSError, oci.TLSVerificationFailed)
+"""Errors that mean catalogd could not be reached (or not trusted), as opposed to a bad answer."""
 _FALLBACK_STATUSES = (400, 404)
 
 
@@ -262,13 +264,7 @@ class CatalogClient:
                     return response.status, response.headers.get("ETag", ""), body
             except CatalogClientError:
                 raise
-            except (
-                aiohttp.ClientError,
-                TimeoutError,
-                ssl.SSLError,
-                OSError,
-                oci.TLSVerificationFailed,
-            ) as err:
+            except _UNREACHABLE as err:
                 span.set_attribute("error.type", type(err).__name__)
                 raise CatalogUnreachable(catalog, _unreachable(catalog, err)) from err
 
@@ -298,13 +294,7 @@ class CatalogClient:
                     kept.extend(_select([tail], package))
             except CatalogClientError:
                 raise
-            except (
-                aiohttp.ClientError,
-                TimeoutError,
-                ssl.SSLError,
-                OSError,
-                oci.TLSVerificationFailed,
-            ) as err:
+            except _UNREACHABLE as err:
                 span.set_attribute("error.type", type(err).__name__)
                 raise CatalogUnreachable(ref.name, _unreachable(ref.name, err)) from err
         content = await asyncio.to_thread(self._parse, ref.name, package, kept)
