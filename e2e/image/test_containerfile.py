@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,10 @@ def buildah() -> Iterator[Buildah]:
     if shutil.which("buildah") is None:
         pytest.fail("buildah is not installed: install Debian's `buildah` package")
     # Not tmp_path: pytest keeps old temporary directories, and vfs storage is a few hundred MB.
-    root = Path(tempfile.mkdtemp(prefix="olm-buildah-"))
+    # buildah names the base image after this path, so it must be a valid image reference: mkdtemp's
+    # random part may end in "_", which a reference does not allow.
+    root = Path(tempfile.gettempdir()) / f"olm-buildah-{uuid.uuid4().hex[:12]}"
+    root.mkdir()
     (root / "tmp").mkdir()
     tool = Buildah(root)
     try:

@@ -21,7 +21,18 @@ async def _collect(events: AsyncIterator[WatchEvent], count: int) -> list[WatchE
     return seen
 
 
+async def _settled(client: Client, namespace: str) -> None:
+    """The controller-manager adds kube-root-ca.crt to every new namespace; listed before it lands,
+    it would arrive as an event during the watch."""
+
+    async def present() -> bool:
+        return not await config_map_absent(client, namespace, "kube-root-ca.crt")
+
+    await eventually(present, what="the namespace's kube-root-ca.crt ConfigMap")
+
+
 async def test_watch_reports_added_modified_deleted_after_the_list(client: Client, namespace: str) -> None:
+    await _settled(client, namespace)
     await client.create(config_map(namespace, "before"))
     listed = await client.list(kinds.CONFIG_MAP, namespace=namespace)
 
@@ -73,12 +84,7 @@ async def test_watch_with_initial_events_replays_current_state_then_a_bookmark(
 
 
 async def test_watch_ends_when_the_server_times_it_out(client: Client, namespace: str) -> None:
-    async def settled() -> bool:
-        # The controller-manager adds kube-root-ca.crt to every new namespace; listed before it
-        # lands, it would arrive as an event during the watch.
-        return not await config_map_absent(client, namespace, "kube-root-ca.crt")
-
-    await eventually(settled, what="the namespace's kube-root-ca.crt ConfigMap")
+    await _settled(client, namespace)
     listed = await client.list(kinds.CONFIG_MAP, namespace=namespace)
     async with client.watch(
         kinds.CONFIG_MAP,
