@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,26 @@ def assert_still_running(process: CatalogdProcess, pid: int) -> None:
 
 def progressing_message(contains: str) -> Any:
     return lambda catalog: contains in str(condition(catalog, "Progressing").get("message", ""))
+
+
+def catalogd_with_cas_dir(
+    control_plane: ControlPlane,
+    pusher: PushClient,
+    registry: Registry,
+    tmp_path: Path,
+    *,
+    package: str,
+    bundles: Mapping[str, bytes],
+) -> tuple[str, Path, CatalogdProcess]:
+    """A catalog of `package` pushed to the TLS registry, the `--pull-cas-dir` first holding
+    `bundles`, and a catalogd (not started) reading it: `(ref, cas dir, process)`."""
+    ref = push_catalog(
+        pusher, write_catalog(tmp_path / "fbc", package, ["1.0.0"]), f"{registry.host}/{unique('e2e-ca')}:v1"
+    )
+    cas = tmp_path / "pull-cas"
+    project(cas, bundles)
+    process = CatalogdProcess(control_plane, tmp_path / "catalogd", extra_args=(f"--pull-cas-dir={cas}",))
+    return ref, cas, process
 
 
 async def invalid_pull_secret_event(kube: Client, namespace: str) -> dict[str, Any]:
@@ -166,13 +186,10 @@ async def test_ca_bundle_changed_in_the_cas_dir_is_trusted_by_the_next_pull(
     pusher: PushClient,
     tmp_path: Path,
 ) -> None:
-    ref = push_catalog(
-        pusher, write_catalog(tmp_path / "fbc", "trust", ["1.0.0"]), f"{registry.host}/{unique('e2e-ca')}:v1"
-    )
-    cas = tmp_path / "pull-cas"
     unrelated = CertificateAuthority.load_or_create(tmp_path / "unrelated-ca", common_name="unrelated")
-    project(cas, {"ca.crt": unrelated.cert_pem})
-    process = CatalogdProcess(control_plane, tmp_path / "catalogd", extra_args=(f"--pull-cas-dir={cas}",))
+    ref, cas, process = catalogd_with_cas_dir(
+        control_plane, pusher, registry, tmp_path, package="trust", bundles={"ca.crt": unrelated.cert_pem}
+    )
     async with running(process, kube) as catalogs:
         assert process.process is not None
         pid = process.process.pid
@@ -196,12 +213,14 @@ async def test_an_unloadable_ca_bundle_is_named_in_the_condition(
     pusher: PushClient,
     tmp_path: Path,
 ) -> None:
-    ref = push_catalog(
-        pusher, write_catalog(tmp_path / "fbc", "broken", ["1.0.0"]), f"{registry.host}/{unique('e2e-ca')}:v1"
+    ref, cas, process = catalogd_with_cas_dir(
+        control_plane,
+        pusher,
+        registry,
+        tmp_path,
+        package="broken",
+        bundles={"ca.crt": registry.ca_file.read_bytes(), "broken.pem": b"not a certificate\n"},
     )
-    cas = tmp_path / "pull-cas"
-    project(cas, {"ca.crt": registry.ca_file.read_bytes(), "broken.pem": b"not a certificate\n"})
-    process = CatalogdProcess(control_plane, tmp_path / "catalogd", extra_args=(f"--pull-cas-dir={cas}",))
     async with running(process, kube) as catalogs:
         name = unique("ca-broken")
         await catalogs.create(catalog_object(name, ref))

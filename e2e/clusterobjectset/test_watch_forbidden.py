@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from e2e.clusterobjectset.conftest import OPTIONS, Revisions, config_map, exists, inline
+from e2e.clusterobjectset.conftest import OPTIONS, Revisions, absent, config_map, exists, inline
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.cli.leastprivilege import installer_rbac
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds
+from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager
 from olm_runtime.testing.poll import eventually
 
@@ -114,7 +114,7 @@ async def test_a_kind_the_account_may_not_watch_is_polled_by_get_and_its_drift_r
         # Removal: the controller tears the object down as the ServiceAccount, and forgets the kind.
         await admin_client.delete(CLUSTER_OBJECT_SET, revisions.name("polled"))
         await eventually(
-            lambda: _gone(admin_client, CLUSTER_OBJECT_SET, revisions.name("polled")),
+            absent(admin_client, CLUSTER_OBJECT_SET, revisions.name("polled")),
             what="the revision to be torn down",
         )
         assert not await exists(admin_client, kinds.CONFIG_MAP, "watched", namespace)
@@ -149,10 +149,6 @@ async def test_an_account_that_may_watch_its_namespace_gets_an_informer_there_un
     finally:
         await revisions.cleanup()
         await _delete_cluster_rbac(admin_client, "watcher")
-
-
-async def _gone(client: Client, gvk: GroupVersionKind, name: str) -> bool:
-    return not await exists(client, gvk, name)
 
 
 async def _forgotten(drift: DriftWatches, revision: str) -> bool:

@@ -38,7 +38,7 @@ from olm.operator_controller.clusterobjectset.sources import (
     resolve_phases,
 )
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
-from olm.operator_controller.clusterobjectset.watches import DriftWatches
+from olm.operator_controller.clusterobjectset.watches import DriftWatches, selector_for
 from olm_runtime import cache, conditions, controller, events, finalizers
 from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
@@ -239,11 +239,10 @@ class Reconciler:
         return CONTINUE
 
     async def find_siblings(self, state: State) -> Next:
-        owner = state.me.owner
-        if owner is None:
+        if state.me.owner is None:
             return CONTINUE
-        selector = f"{names.OWNER_KIND_LABEL}={owner[0]},{names.OWNER_NAME_LABEL}={owner[1]}"
-        for other in await self.reader.list(CLUSTER_OBJECT_SET, label_selector=selector):
+        # The owner's labels select its revisions as they select the objects those revisions manage.
+        for other in await self.reader.list(CLUSTER_OBJECT_SET, label_selector=selector_for(state.me)):
             revision = ownership.Revision.of(other)
             if revision.uid != state.me.uid:
                 state.siblings[revision.uid] = revision

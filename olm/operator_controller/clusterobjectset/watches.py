@@ -106,6 +106,9 @@ class DriftWatches:
         self._uses: dict[str, set[_Use]] = {}
         """Revision name -> what it looked up."""
         self._decided: dict[_Use, _Watch | None] = {}
+        self._deciding: dict[_Use, asyncio.Lock] = {}
+        """One lock per use: a phase's objects are planned concurrently, and those of one kind and
+        namespace must share one access review, not each send their own."""
         self._informers: dict[_Watch, cache.Informer] = {}
         self._running: dict[_Watch, asyncio.Task[None]] = {}
         self._tasks: asyncio.TaskGroup | None = None
@@ -146,14 +149,15 @@ class DriftWatches:
         resource = await client.resource_for(gvk)
         use = _Use(identity, selector_for(revision), gvk, (namespace or "") if resource.namespaced else "")
         self._uses.setdefault(revision.name, set()).add(use)
-        if use not in self._decided:
-            try:
-                reach = await access.watch_reach(client, resource, use.namespace or None)
-            except errors.APIError as e:
-                raise WatchUnavailable(
-                    f"cannot review access to {gvk.kind} as {identity}: {e.message}"
-                ) from e
-            self._decided.setdefault(use, self._watch_for(use, reach, resource, client))
+        async with self._deciding.setdefault(use, asyncio.Lock()):
+            if use not in self._decided:
+                try:
+                    reach = await access.watch_reach(client, resource, use.namespace or None)
+                except errors.APIError as e:
+                    raise WatchUnavailable(
+                        f"cannot review access to {gvk.kind} as {identity}: {e.message}"
+                    ) from e
+                self._decided[use] = self._watch_for(use, reach, resource, client)
         watch = self._decided[use]
         if watch is None:
             return Watched(resource, None)
@@ -212,6 +216,7 @@ class DriftWatches:
         others = set().union(*self._uses.values()) if self._uses else set()
         for use in mine - others:
             self._decided.pop(use, None)
+            self._deciding.pop(use, None)
         wanted = {watch for watch in self._decided.values() if watch is not None}
         stopped: list[str] = []
         for watch in [w for w in self._informers if w not in wanted]:
