@@ -7,6 +7,7 @@ That the RBAC is also *enough* is proven on a real control plane by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,11 @@ SYSTEM_NAMESPACE = "olmv1-system"
 READ_VERBS = {"get", "list", "watch"}
 
 
-def _documents(directory: Path) -> list[dict[str, Any]]:
-    """Every object of the kustomization in `directory`, in the order it lists them."""
+def _documents(directory: Path, files: Callable[[str], bool] = lambda _: True) -> list[dict[str, Any]]:
+    """Every object of the kustomization in `directory` (of the `files` it lists), in its order."""
     listed = yaml.safe_load((directory / "kustomization.yaml").read_text())["resources"]
     documents: list[dict[str, Any]] = []
-    for name in listed:
+    for name in filter(files, listed):
         documents += [d for d in yaml.safe_load_all((directory / name).read_text()) if d]
     return documents
 
@@ -37,10 +38,7 @@ METRICS_RBAC = "metrics-rbac.yaml"
 
 def _of_kind(kind: str, *, metrics_rbac: bool = False) -> list[dict[str, Any]]:
     """The objects of `kind`: those of metrics-rbac.yaml with `metrics_rbac`, else all the others."""
-    directory = OPERATOR_CONTROLLER
-    listed = yaml.safe_load((directory / "kustomization.yaml").read_text())["resources"]
-    chosen = [name for name in listed if (name == METRICS_RBAC) == metrics_rbac]
-    documents = [d for name in chosen for d in yaml.safe_load_all((directory / name).read_text()) if d]
+    documents = _documents(OPERATOR_CONTROLLER, lambda name: (name == METRICS_RBAC) == metrics_rbac)
     return [d for d in documents if d["kind"] == kind]
 
 

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import ssl
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,6 @@ from olm import oci
 from olm.api import conditions as api
 from olm.operator_controller.catalogs._content import PackageContent, parse_lines, wanted
 from olm.operator_controller.catalogs._errors import (
-    CatalogClientError,
     CatalogNotServing,
     CatalogUnreachable,
     MalformedCatalog,
@@ -243,62 +242,55 @@ class CatalogClient:
         return content
 
     async def _get(self, ref: CatalogRef, url: str, etag: str) -> tuple[int, str, bytes]:
-        catalog = ref.name
         headers = {"Accept-Encoding": "gzip", "Accept": "application/jsonl"}
         if etag:
             headers["If-None-Match"] = etag
-        session = self._session_or_create()
-        self._stats.requests += 1
-        with _span(ref, url, headers) as span:
-            try:
-                async with session.get(
-                    url, headers=headers, timeout=self._timeout(), ssl=self._trust()
-                ) as response:
-                    span.set_attribute("http.response.status_code", response.status)
-                    if response.status in (304, *_FALLBACK_STATUSES):
-                        return response.status, response.headers.get("ETag", ""), b""
-                    _check_status(catalog, response.status, await _excerpt(response))
-                    _check_digest(ref, response.headers.get(DIGEST_HEADER))
-                    body = await response.read()
-                    self._stats.fetched_bytes += len(body)
-                    return response.status, response.headers.get("ETag", ""), body
-            except CatalogClientError:
-                raise
-            except _UNREACHABLE as err:
-                span.set_attribute("error.type", type(err).__name__)
-                raise CatalogUnreachable(catalog, _unreachable(catalog, err)) from err
+        async with self._request(ref, url, headers) as response:
+            if response.status in (304, *_FALLBACK_STATUSES):
+                return response.status, response.headers.get("ETag", ""), b""
+            _check_status(ref.name, response.status, await _excerpt(response))
+            _check_digest(ref, response.headers.get(DIGEST_HEADER))
+            body = await response.read()
+            self._stats.fetched_bytes += len(body)
+            return response.status, response.headers.get("ETag", ""), body
 
     async def _from_all(self, ref: CatalogRef, package: str) -> tuple[PackageContent, int]:
         self._stats.fallbacks += 1
         url = ref.base_url.rstrip("/") + "/api/v1/all"
+        kept: list[bytes] = []
+        async with self._request(ref, url, {"Accept-Encoding": "gzip"}) as response:
+            if response.status == 404:
+                raise CatalogNotServing(ref.name, "the content server answered 404")
+            _check_status(ref.name, response.status, await _excerpt(response))
+            _check_digest(ref, response.headers.get(DIGEST_HEADER))
+            tail = b""
+            async for chunk in response.content.iter_chunked(self.options.chunk_bytes):
+                self._stats.fetched_bytes += len(chunk)
+                lines = (tail + chunk).split(b"\n")
+                tail = lines.pop()
+                kept.extend(await asyncio.to_thread(_select, lines, package))
+            kept.extend(_select([tail], package))
+        content = await asyncio.to_thread(self._parse, ref.name, package, kept)
+        return content, sum(map(len, kept))
+
+    @contextlib.asynccontextmanager
+    async def _request(
+        self, ref: CatalogRef, url: str, headers: dict[str, str]
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """One traced GET to catalogd; a connection failure, also one while the caller reads the
+        body, is raised as `CatalogUnreachable`."""
         session = self._session_or_create()
         self._stats.requests += 1
-        kept: list[bytes] = []
-        headers = {"Accept-Encoding": "gzip"}
         with _span(ref, url, headers) as span:
             try:
                 async with session.get(
                     url, headers=headers, timeout=self._timeout(), ssl=self._trust()
                 ) as response:
                     span.set_attribute("http.response.status_code", response.status)
-                    if response.status == 404:
-                        raise CatalogNotServing(ref.name, "the content server answered 404")
-                    _check_status(ref.name, response.status, await _excerpt(response))
-                    _check_digest(ref, response.headers.get(DIGEST_HEADER))
-                    tail = b""
-                    async for chunk in response.content.iter_chunked(self.options.chunk_bytes):
-                        self._stats.fetched_bytes += len(chunk)
-                        lines = (tail + chunk).split(b"\n")
-                        tail = lines.pop()
-                        kept.extend(await asyncio.to_thread(_select, lines, package))
-                    kept.extend(_select([tail], package))
-            except CatalogClientError:
-                raise
+                    yield response
             except _UNREACHABLE as err:
                 span.set_attribute("error.type", type(err).__name__)
                 raise CatalogUnreachable(ref.name, _unreachable(ref.name, err)) from err
-        content = await asyncio.to_thread(self._parse, ref.name, package, kept)
-        return content, sum(map(len, kept))
 
     def _parse(self, catalog: str, package: str, lines: list[bytes]) -> PackageContent:
         return parse_lines(catalog, package, lines, bundle_properties=self.options.bundle_properties)

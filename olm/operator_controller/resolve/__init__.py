@@ -23,8 +23,7 @@ sentence `advice_in` finds again in a condition message):
 
     no bundles found for package "x" matching version "9.0.0"; catalogs: a (no version in range,
     highest 1.2.0), b (package absent), c (not serving); 2 not selected by
-    spec.source.catalog.selector; change spec.source.catalog.version to a range that includes an
-    available version
+    spec.source.catalog.selector; change spec.source.catalog.version to include an available version
 """
 
 from olm.operator_controller.resolve._account import Advice, advice_in

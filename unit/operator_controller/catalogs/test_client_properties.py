@@ -11,32 +11,22 @@ from olm import fbc
 from olm.catalogd.storage import Storage
 from olm.operator_controller import catalogs
 from unit.operator_controller.catalogs.serving import serving
+from unit.operator_controller.catalogs.test_client import COMMUNITY, DIGEST_1, _ref, _require
 
-COMMUNITY = (
-    Path(__file__).resolve().parents[3]
-    / ".."
-    / "shared"
-    / "realdata"
-    / "catalogs"
-    / "community-operators-prod-v4.20"
-)
-DIGEST = "sha256:" + "1" * 64
 KEEP = frozenset({"olm.package"})
 
 
 @pytest.mark.parametrize("metas", [True, False], ids=["metas", "all"])
 async def test_bundles_keep_only_the_named_properties(tmp_path: Path, metas: bool) -> None:
-    if not COMMUNITY.is_dir():
-        pytest.skip(f"real catalog data not found at {COMMUNITY.resolve()}")
+    _require()
     storage = Storage(tmp_path / "store")
-    await storage.store("community", DIGEST, fbc.iter_metas(COMMUNITY / "kube-green"))
+    await storage.store("community", DIGEST_1, fbc.iter_metas(COMMUNITY / "kube-green"))
     async with serving(storage, tmp_path, metas=metas) as running:
         client = catalogs.CatalogClient(
             catalogs.ClientOptions(ca_file=running.ca_file, bundle_properties=KEEP)
         )
-        ref = catalogs.CatalogRef(name="community", digest=DIGEST, base_url=running.base("community"))
         try:
-            content = await client.get_package(ref, "kube-green")
+            content = await client.get_package(_ref(running), "kube-green")
         finally:
             await client.close()
     whole = catalogs.parse_lines(

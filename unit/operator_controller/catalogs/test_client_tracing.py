@@ -3,30 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from olm.catalogd.storage import Storage
 from olm.operator_controller import catalogs
 from olm_runtime import tracing
-from unit.operator_controller.catalogs.serving import Running, serving
-from unit.operator_controller.catalogs.test_client import DIGEST_1, PACKAGES, _metas, _ref, _require
+from unit.operator_controller.catalogs.serving import Running
+from unit.operator_controller.catalogs.test_client import _ref, running
 from unit.runtime.controller.conftest import span_exporter
 
-__all__ = ["span_exporter"]
-
-
-@pytest.fixture
-async def running(tmp_path: Path) -> AsyncIterator[Running]:
-    _require()
-    storage = Storage(tmp_path / "store")
-    await storage.store("community", DIGEST_1, _metas(*PACKAGES))
-    async with serving(storage, tmp_path) as server:
-        yield server
+__all__ = ["running", "span_exporter"]
 
 
 async def test_each_request_is_a_client_span_and_catalogds_server_span_is_its_child(
