@@ -37,7 +37,6 @@ import contextlib
 import enum
 import os
 from collections.abc import Iterator, Mapping, MutableMapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from opentelemetry import context, trace
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
 __all__ = [
     "TRACER_NAME",
     "ConfigurationError",
-    "ExportSettings",
     "Exporter",
     "configure",
     "configure_from_env",
@@ -77,13 +75,6 @@ class ConfigurationError(ValueError):
 class Exporter(enum.Enum):
     OTLP = "otlp"
     CONSOLE = "console"
-
-
-@dataclass(frozen=True)
-class ExportSettings:
-    """What the environment asks for, decided without importing the SDK."""
-
-    exporters: tuple[Exporter, ...]
 
 
 def tracer() -> trace.Tracer:
@@ -118,8 +109,9 @@ def _true(value: str | None) -> bool:
     return (value or "").strip().lower() == "true"
 
 
-def export_settings(environ: Mapping[str, str]) -> ExportSettings | None:
-    """The exporters `environ` asks for, or None when tracing stays off (see the module docstring).
+def export_settings(environ: Mapping[str, str]) -> tuple[Exporter, ...] | None:
+    """The exporters `environ` asks for, decided without importing the SDK, or None when tracing
+    stays off (see the module docstring).
 
     Raises `ConfigurationError` for an exporter or OTLP protocol this process does not ship.
     """
@@ -153,7 +145,7 @@ def export_settings(environ: Mapping[str, str]) -> ExportSettings | None:
                 f"OTLP protocol {protocol!r} is not supported: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf "
                 "and point the endpoint at the collector's OTLP/HTTP port (4318 by default)"
             )
-    return ExportSettings(exporters=tuple(dict.fromkeys(exporters)))
+    return tuple(dict.fromkeys(exporters))
 
 
 # The SDK and exporter modules are imported only once tracing is on: a process that does not
@@ -181,10 +173,10 @@ def configure_from_env(
     `service_name` is the `service.name` resource attribute unless `OTEL_SERVICE_NAME` or
     `OTEL_RESOURCE_ATTRIBUTES` set one. Raises `ConfigurationError` (see `export_settings`).
     """
-    settings = export_settings(os.environ if environ is None else environ)
-    if settings is None:
+    exporters = export_settings(os.environ if environ is None else environ)
+    if exporters is None:
         return None
-    return configure(*(_exporter(kind) for kind in settings.exporters), service_name=service_name)
+    return configure(*(_exporter(kind) for kind in exporters), service_name=service_name)
 
 
 def configure(*exporters: SpanExporter, service_name: str) -> TracerProvider:

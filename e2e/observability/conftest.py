@@ -43,43 +43,21 @@ def collector(control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.fixture(scope="module")
-async def traced_catalogd(
+async def traced(
     control_plane: ControlPlane,
     olm_crds: None,
     collector: Collector,
     tmp_path_factory: pytest.TempPathFactory,
-) -> AsyncIterator[CatalogdProcess]:
-    process = CatalogdProcess(
-        control_plane,
-        tmp_path_factory.mktemp("catalogd"),
-        extra_args=("--log-format=json",),
-        env=collector.environment(),
+) -> AsyncIterator[Traced]:
+    env = collector.environment()
+    catalogd = CatalogdProcess(
+        control_plane, tmp_path_factory.mktemp("catalogd"), extra_args=("--log-format=json",), env=env
     )
-    async with process.running():
-        yield process
-
-
-@pytest.fixture(scope="module")
-async def traced_operator_controller(
-    control_plane: ControlPlane,
-    olm_crds: None,
-    collector: Collector,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> AsyncIterator[OperatorControllerProcess]:
-    process = OperatorControllerProcess(
+    operator_controller = OperatorControllerProcess(
         control_plane,
         tmp_path_factory.mktemp("operator-controller"),
         extra_args=("--log-format=json",),
-        env=collector.environment(),
+        env=env,
     )
-    async with process.running():
-        yield process
-
-
-@pytest.fixture(scope="module")
-def traced(
-    collector: Collector,
-    traced_catalogd: CatalogdProcess,
-    traced_operator_controller: OperatorControllerProcess,
-) -> Traced:
-    return Traced(collector, traced_catalogd, traced_operator_controller)
+    async with catalogd.running(), operator_controller.running():
+        yield Traced(collector, catalogd, operator_controller)

@@ -67,6 +67,10 @@ class Registry:
         return self.state_dir / "state.json"
 
     @property
+    def _config_file(self) -> Path:
+        return self.state_dir / "config.yml"
+
+    @property
     def _log(self) -> Path:
         return self.state_dir / "registry.log"
 
@@ -103,21 +107,9 @@ class Registry:
                     "headers": {"X-Content-Type-Options": ["nosniff"]},
                 },
             }
-            config_file = self.state_dir / "config.yml"
-            config_file.write_text(json.dumps(config))  # YAML is a superset of JSON
-            self._pid = process.spawn(
-                [binary, "serve", str(config_file)],
-                log_file=self._log,
-                tie_to_parent=self.options.tie_to_parent,
-            )
-            self._state_file.write_text(json.dumps({"port": self._port, "pid": self._pid}))
+            self._config_file.write_text(json.dumps(config))  # YAML is a superset of JSON
             try:
-                process.wait_until(
-                    lambda: self.rest.raw("GET", "/v2/")[0] == 200,
-                    timeout=self.options.start_timeout,
-                    what="the registry to answer /v2/",
-                    alive=self.check,
-                )
+                self._serve(binary, what="the registry to answer /v2/")
                 return time.monotonic() - started
             except process.ComponentFailure as failure:
                 self.down()
@@ -128,13 +120,7 @@ class Registry:
     def down(self) -> None:
         state = self._load()
         if state is not None:
-            pid, port = state
-            process.stop(pid)
-            process.wait_until(
-                lambda: not process.port_is_listening(port, self.options.address),
-                timeout=10,
-                what="the registry port to close",
-            )
+            self._stop(*state)
         self._state_file.unlink(missing_ok=True)
         self._pid = None
 
@@ -144,13 +130,7 @@ class Registry:
         state = self._load()
         if state is None:
             raise RuntimeError("the registry is not up")
-        pid, port = state
-        process.stop(pid)
-        process.wait_until(
-            lambda: not process.port_is_listening(port, self.options.address),
-            timeout=10,
-            what="the registry port to close",
-        )
+        self._stop(*state)
         self._pid = None
 
     def resume(self) -> float:
@@ -160,8 +140,13 @@ class Registry:
         if binary is None or self._port is None:
             raise RuntimeError("resume needs a registry that was up and paused")
         started = time.monotonic()
+        self._serve(binary, what="the registry to answer /v2/ again")
+        return time.monotonic() - started
+
+    def _serve(self, binary: str, *, what: str) -> None:
+        """Start the registry on `self._port` with the written configuration; wait until it answers."""
         self._pid = process.spawn(
-            [binary, "serve", str(self.state_dir / "config.yml")],
+            [binary, "serve", str(self._config_file)],
             log_file=self._log,
             tie_to_parent=self.options.tie_to_parent,
         )
@@ -169,10 +154,17 @@ class Registry:
         process.wait_until(
             lambda: self.rest.raw("GET", "/v2/")[0] == 200,
             timeout=self.options.start_timeout,
-            what="the registry to answer /v2/ again",
+            what=what,
             alive=self.check,
         )
-        return time.monotonic() - started
+
+    def _stop(self, pid: int, port: int) -> None:
+        process.stop(pid)
+        process.wait_until(
+            lambda: not process.port_is_listening(port, self.options.address),
+            timeout=10,
+            what="the registry port to close",
+        )
 
     def check(self) -> None:
         if self._pid is not None and not process.is_alive(self._pid):

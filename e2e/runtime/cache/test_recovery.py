@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from e2e.faults import own_control_plane
+from e2e.runtime.client.conftest import namespace_settled
 from olm_runtime import cache
-from olm_runtime.client import Client, errors, kinds
+from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
@@ -49,17 +50,8 @@ async def _admin_of(plane: ControlPlane) -> AsyncIterator[tuple[Client, str]]:
     async with await connect(plane.kubeconfig) as client:
         namespace = f"t-{uuid.uuid4().hex[:8]}"
         await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-
-        # The controller-manager adds kube-root-ca.crt to every new namespace, at a moment of its
-        # own: wait for it, so that a cache listed by the test and the server read after it agree.
-        async def settled() -> bool:
-            try:
-                await client.get(kinds.CONFIG_MAP, "kube-root-ca.crt", namespace=namespace)
-            except errors.NotFound:
-                return False
-            return True
-
-        await eventually(settled, what=f"namespace {namespace}'s kube-root-ca.crt ConfigMap")
+        # So that a cache listed by the test and the server read after it agree.
+        await namespace_settled(client, namespace)
         yield client, namespace
 
 

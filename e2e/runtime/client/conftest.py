@@ -99,6 +99,17 @@ async def config_map_absent(client: Client, namespace: str, name: str) -> bool:
     return False
 
 
+async def namespace_settled(client: Client, namespace: str) -> None:
+    """Wait for the kube-root-ca.crt ConfigMap the controller-manager adds to every new namespace at
+    a moment of its own; listed before it lands, it would show up later as a watch event, or as a
+    difference between a cache and the server."""
+
+    async def present() -> bool:
+        return not await config_map_absent(client, namespace, "kube-root-ca.crt")
+
+    await eventually(present, what=f"namespace {namespace}'s kube-root-ca.crt ConfigMap")
+
+
 def config_map(namespace: str, name: str, data: dict[str, str] | None = None) -> dict[str, Any]:
     return {
         "apiVersion": "v1",

@@ -6,9 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from olm_runtime.client import Client, WatchEvent, kinds
-from olm_runtime.testing.poll import eventually
 
-from .conftest import config_map, config_map_absent
+from .conftest import config_map, namespace_settled
 
 
 async def _collect(events: AsyncIterator[WatchEvent], count: int) -> list[WatchEvent]:
@@ -21,18 +20,8 @@ async def _collect(events: AsyncIterator[WatchEvent], count: int) -> list[WatchE
     return seen
 
 
-async def _settled(client: Client, namespace: str) -> None:
-    """The controller-manager adds kube-root-ca.crt to every new namespace; listed before it lands,
-    it would arrive as an event during the watch."""
-
-    async def present() -> bool:
-        return not await config_map_absent(client, namespace, "kube-root-ca.crt")
-
-    await eventually(present, what="the namespace's kube-root-ca.crt ConfigMap")
-
-
 async def test_watch_reports_added_modified_deleted_after_the_list(client: Client, namespace: str) -> None:
-    await _settled(client, namespace)
+    await namespace_settled(client, namespace)
     await client.create(config_map(namespace, "before"))
     listed = await client.list(kinds.CONFIG_MAP, namespace=namespace)
 
@@ -84,7 +73,7 @@ async def test_watch_with_initial_events_replays_current_state_then_a_bookmark(
 
 
 async def test_watch_ends_when_the_server_times_it_out(client: Client, namespace: str) -> None:
-    await _settled(client, namespace)
+    await namespace_settled(client, namespace)
     listed = await client.list(kinds.CONFIG_MAP, namespace=namespace)
     async with client.watch(
         kinds.CONFIG_MAP,

@@ -3,14 +3,12 @@ the span the transport makes for it inside another span (olm_runtime/client/_spa
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from olm_runtime import tracing
-from olm_runtime.client import RestConfig, Transport, errors
+from olm_runtime.client import Transport, errors
 from olm_runtime.client._spans import Call, describe
 from unit.runtime.controller.conftest import span_exporter
 
@@ -91,15 +89,6 @@ def test_a_request_is_described_as_the_authorizer_sees_it(
     method: str, path: str, params: dict[str, str] | None, call: Call
 ) -> None:
     assert describe(method, path, params) == call
-
-
-@pytest.fixture
-async def transport(stub: Stub) -> AsyncIterator[Transport]:
-    t = await Transport.create(RestConfig(server=stub.url, user_agent="unit-test"))
-    try:
-        yield t
-    finally:
-        await t.close()
 
 
 async def test_a_request_inside_a_span_gets_a_client_span_with_its_status(

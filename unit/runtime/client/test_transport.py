@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -30,15 +29,6 @@ class CountingToken:
 
     def invalidate(self) -> None:
         self.generation += 1
-
-
-@pytest.fixture
-async def transport(stub: Stub) -> AsyncIterator[Transport]:
-    t = await Transport.create(RestConfig(server=stub.url, user_agent="unit-test"))
-    try:
-        yield t
-    finally:
-        await t.close()
 
 
 async def test_request_sends_identity_headers_and_returns_the_raw_body(stub: Stub) -> None:
