@@ -9,6 +9,7 @@ of one second); tests isolate themselves by unique catalog and repository names.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import ssl
@@ -31,7 +32,7 @@ from hack.processes import CatalogdProcess, token_kubeconfig
 from olm import fbc
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG
-from olm_runtime.client import Client, errors, load_config
+from olm_runtime.client import Client, errors, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
@@ -277,3 +278,67 @@ def env(
 ) -> Env:
     ca = ssl.create_default_context(cafile=str(control_plane.ca_file))
     return Env(catalogd, catalogs, pusher, registry, ca, catalogs.kube, control_plane)
+
+
+@pytest.fixture
+async def webhook(env: Env) -> AsyncIterator[str]:
+    """catalogd's webhook registered for catalogs labelled `e2e-webhook: <marker>`; the marker."""
+    marker = unique("webhook")
+    url = (
+        f"https://127.0.0.1:{env.catalogd.ports['webhook']}/mutate-olm-operatorframework-io-v1-clustercatalog"
+    )
+    rule = {
+        "apiGroups": [names.GROUP],
+        "apiVersions": [names.VERSION],
+        "operations": ["CREATE", "UPDATE"],
+        "resources": ["clustercatalogs"],
+    }
+    configuration = {
+        "apiVersion": kinds.MUTATING_WEBHOOK_CONFIGURATION.api_version,
+        "kind": kinds.MUTATING_WEBHOOK_CONFIGURATION.kind,
+        "metadata": {"name": marker},
+        "webhooks": [
+            {
+                "name": "inject-metadata-name.olm.operatorframework.io",
+                "clientConfig": {
+                    "url": url,
+                    "caBundle": base64.b64encode(env.control_plane.ca_file.read_bytes()).decode(),
+                },
+                "rules": [rule],
+                "objectSelector": {"matchLabels": {"e2e-webhook": marker}},
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "failurePolicy": "Fail",
+                "timeoutSeconds": 10,
+            }
+        ],
+    }
+    await env.kube.create(configuration)
+    try:
+        yield marker
+    finally:
+        await env.kube.delete(kinds.MUTATING_WEBHOOK_CONFIGURATION, marker)
+
+
+def webhook_catalog(name: str, marker: str, **labels: str) -> dict[str, Any]:
+    """An Unavailable catalog (nothing is pulled) the `webhook` of `marker` is called for."""
+    obj = catalog_object(name, "quay.io/e2e/none:v1", availabilityMode="Unavailable")
+    obj["metadata"]["labels"] = {"e2e-webhook": marker, **labels}
+    return obj
+
+
+async def create_through_webhook(env: Env, obj: dict[str, Any]) -> dict[str, Any]:
+    """Create `obj`, retrying until the API server calls the new webhook (it sees configurations late)."""
+    name = obj["metadata"]["name"]
+
+    async def labelled() -> bool:
+        with contextlib.suppress(errors.AlreadyExists):
+            await env.catalogs.create(obj)
+        if (await env.catalogs.get(name))["metadata"]["labels"].get(names.METADATA_NAME_LABEL) == name:
+            return True
+        await env.kube.delete(CLUSTER_CATALOG, name)
+        env.catalogs.created.remove(name)
+        return False
+
+    await eventually(labelled, what=f"{name} labelled by the webhook", timeout=30)
+    return await env.catalogs.get(name)

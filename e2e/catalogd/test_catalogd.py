@@ -6,8 +6,6 @@ one second); each test uses its own catalog names and image repositories.
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import dataclasses
 import gzip
 import json
@@ -21,10 +19,12 @@ from e2e.catalogd.conftest import (
     Env,
     catalog_object,
     condition,
+    create_through_webhook,
     fetch_all,
     push_catalog,
     source_metas,
     unique,
+    webhook_catalog,
     write_catalog,
 )
 from hack.images.layout import CATALOG_CONFIGS_LABEL, Blob, Image, catalog_image, image_from_directory
@@ -34,9 +34,6 @@ from olm.api.kinds import CLUSTER_CATALOG
 from olm_runtime.client import GroupVersionKind, errors
 from olm_runtime.testing.poll import eventually
 
-MUTATING_WEBHOOK_CONFIGURATION = GroupVersionKind(
-    "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"
-)
 EVENT = GroupVersionKind("events.k8s.io", "v1", "Event")
 REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata" / "catalogs"
 
@@ -254,65 +251,17 @@ async def test_deletion_removes_the_content_then_the_finalizer(
     assert not (env.catalogd.storage_dir / "unpack" / name).exists()
 
 
-async def test_the_webhook_labels_catalogs_with_their_name(
-    env: Env,
-) -> None:
-    name, marker = unique("labelled"), unique("webhook")
-    configuration = {
-        "apiVersion": MUTATING_WEBHOOK_CONFIGURATION.api_version,
-        "kind": MUTATING_WEBHOOK_CONFIGURATION.kind,
-        "metadata": {"name": marker},
-        "webhooks": [
-            {
-                "name": "inject-metadata-name.olm.operatorframework.io",
-                "clientConfig": {
-                    "url": f"https://127.0.0.1:{env.catalogd.ports['webhook']}"
-                    "/mutate-olm-operatorframework-io-v1-clustercatalog",
-                    "caBundle": base64.b64encode(env.control_plane.ca_file.read_bytes()).decode(),
-                },
-                "rules": [
-                    {
-                        "apiGroups": [names.GROUP],
-                        "apiVersions": [names.VERSION],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["clustercatalogs"],
-                    }
-                ],
-                "objectSelector": {"matchLabels": {"e2e-webhook": marker}},
-                "sideEffects": "None",
-                "admissionReviewVersions": ["v1"],
-                "failurePolicy": "Fail",
-                "timeoutSeconds": 10,
-            }
-        ],
+async def test_the_webhook_labels_catalogs_with_their_name(env: Env, webhook: str) -> None:
+    name = unique("labelled")
+    await create_through_webhook(env, webhook_catalog(name, webhook))
+    # An update that removes the label gets it back.
+    patch = {"metadata": {"labels": {names.METADATA_NAME_LABEL: None, "other": "x"}}}
+    updated = await env.kube.patch(CLUSTER_CATALOG, name, patch)
+    assert updated["metadata"]["labels"] == {
+        "e2e-webhook": webhook,
+        "other": "x",
+        names.METADATA_NAME_LABEL: name,
     }
-    await env.kube.create(configuration)
-    try:
-        obj = catalog_object(name, f"{env.registry.host}/e2e/none:v1", availabilityMode="Unavailable")
-        obj["metadata"]["labels"] = {"e2e-webhook": marker}
-
-        async def labelled_on_create() -> bool:
-            # The API server may take a moment to see the new configuration: retry until it does.
-            with contextlib.suppress(errors.AlreadyExists):
-                await env.catalogs.create(obj)
-            current = await env.catalogs.get(name)
-            if current["metadata"]["labels"].get(names.METADATA_NAME_LABEL) != name:
-                await env.kube.delete(CLUSTER_CATALOG, name)
-                env.catalogs.created.remove(name)
-                return False
-            return True
-
-        await eventually(labelled_on_create, what="the name label set on create", timeout=30)
-        # An update that removes the label gets it back.
-        patch = {"metadata": {"labels": {names.METADATA_NAME_LABEL: None, "other": "x"}}}
-        updated = await env.kube.patch(CLUSTER_CATALOG, name, patch)
-        assert updated["metadata"]["labels"] == {
-            "e2e-webhook": marker,
-            "other": "x",
-            names.METADATA_NAME_LABEL: name,
-        }
-    finally:
-        await env.kube.delete(MUTATING_WEBHOOK_CONFIGURATION, marker)
 
 
 async def test_a_restarted_catalogd_serves_again_without_downloading_blobs_again(

@@ -8,31 +8,31 @@ name label is added. `e2e/api/test_hostile_specs.py` holds what admission alone 
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import hashlib
 import io
 import json
 import tarfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from e2e.catalogd.conftest import Env, catalog_object, condition, unique
+from e2e.catalogd.conftest import (
+    Env,
+    catalog_object,
+    condition,
+    create_through_webhook,
+    unique,
+    webhook_catalog,
+)
 from hack.images.layout import CATALOG_CONFIGS_LABEL, Blob, Image
 from hack.images.registry import Reference as PushReference
 from olm.api import names
-from olm.api.kinds import CLUSTER_CATALOG
-from olm_runtime.client import GroupVersionKind, errors
-from olm_runtime.testing.poll import eventually
+from olm_runtime.client import errors
 
 pytestmark = pytest.mark.e2e
 
-MUTATING_WEBHOOK_CONFIGURATION = GroupVersionKind(
-    "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"
-)
 BLOCKED = ("False", "Blocked")
 RETRYING = ("True", "Retrying")
 
@@ -76,32 +76,28 @@ class Case:
     message: str
 
 
-def _host(env: Env, _: str) -> str:
-    return env.registry.host
-
-
 CASES_TABLE = [
     Case(
         "ref-uppercase-digest",
-        lambda env, n: f"{_host(env, n)}/e2e/{n}@sha256:" + "AB" * 32,
+        lambda env, n: f"{env.registry.host}/e2e/{n}@sha256:" + "AB" * 32,
         BLOCKED,
         "is not a valid sha256 digest (64 lowercase hex digits)",
     ),
     Case(
         "ref-md5-digest",
-        lambda env, n: f"{_host(env, n)}/e2e/{n}@md5:" + "ab" * 16,
+        lambda env, n: f"{env.registry.host}/e2e/{n}@md5:" + "ab" * 16,
         BLOCKED,
         "digest algorithm 'md5' is not supported",
     ),
     Case(
         "ref-32-hex-digest",
-        lambda env, n: f"{_host(env, n)}/e2e/{n}@sha256:" + "ab" * 16,
+        lambda env, n: f"{env.registry.host}/e2e/{n}@sha256:" + "ab" * 16,
         BLOCKED,
         "is not a valid sha256 digest",
     ),
     Case(
         "ref-repository-over-255-chars",
-        lambda env, n: f"{_host(env, n)}/e2e/{n}/" + "a" * 300 + ":v1",
+        lambda env, n: f"{env.registry.host}/e2e/{n}/" + "a" * 300 + ":v1",
         BLOCKED,
         "the repository name is longer than 255 characters",
     ),
@@ -111,10 +107,10 @@ CASES_TABLE = [
         BLOCKED,
         "port 99999 is out of range",
     ),
-    Case("ref-tag-not-in-registry", lambda env, n: f"{_host(env, n)}/e2e/{n}:v1", RETRYING, "not found"),
+    Case("ref-tag-not-in-registry", lambda env, n: f"{env.registry.host}/e2e/{n}:v1", RETRYING, "not found"),
     Case(
         "ref-digest-not-in-registry",
-        lambda env, n: f"{_host(env, n)}/e2e/{n}@sha256:" + hashlib.sha256(n.encode()).hexdigest(),
+        lambda env, n: f"{env.registry.host}/e2e/{n}@sha256:" + hashlib.sha256(n.encode()).hexdigest(),
         BLOCKED,
         "not found",
     ),
@@ -162,82 +158,19 @@ async def test_hostile_catalog(env: Env, case: Case) -> None:
     assert "urls" not in found["status"]  # nothing served, not even in part
 
 
-@pytest.fixture
-async def webhook(env: Env) -> AsyncIterator[str]:
-    """catalogd's webhook registered for catalogs labelled `e2e-webhook: <marker>`; the marker."""
-    marker = unique("webhook")
-    url = (
-        f"https://127.0.0.1:{env.catalogd.ports['webhook']}/mutate-olm-operatorframework-io-v1-clustercatalog"
-    )
-    rule = {
-        "apiGroups": [names.GROUP],
-        "apiVersions": [names.VERSION],
-        "operations": ["CREATE", "UPDATE"],
-        "resources": ["clustercatalogs"],
-    }
-    configuration = {
-        "apiVersion": MUTATING_WEBHOOK_CONFIGURATION.api_version,
-        "kind": MUTATING_WEBHOOK_CONFIGURATION.kind,
-        "metadata": {"name": marker},
-        "webhooks": [
-            {
-                "name": "inject-metadata-name.olm.operatorframework.io",
-                "clientConfig": {
-                    "url": url,
-                    "caBundle": base64.b64encode(env.control_plane.ca_file.read_bytes()).decode(),
-                },
-                "rules": [rule],
-                "objectSelector": {"matchLabels": {"e2e-webhook": marker}},
-                "sideEffects": "None",
-                "admissionReviewVersions": ["v1"],
-                "failurePolicy": "Fail",
-                "timeoutSeconds": 10,
-            }
-        ],
-    }
-    await env.kube.create(configuration)
-    try:
-        yield marker
-    finally:
-        await env.kube.delete(MUTATING_WEBHOOK_CONFIGURATION, marker)
-
-
-async def _create_through_webhook(env: Env, obj: dict[str, Any]) -> dict[str, Any]:
-    """Create `obj`, retrying until the API server calls the new webhook (it sees configurations late)."""
-    name = obj["metadata"]["name"]
-
-    async def labelled() -> bool:
-        with contextlib.suppress(errors.AlreadyExists):
-            await env.catalogs.create(obj)
-        if (await env.catalogs.get(name))["metadata"]["labels"].get(names.METADATA_NAME_LABEL) == name:
-            return True
-        await env.kube.delete(CLUSTER_CATALOG, name)
-        env.catalogs.created.remove(name)
-        return False
-
-    await eventually(labelled, what=f"{name} labelled by the webhook", timeout=30)
-    return await env.catalogs.get(name)
-
-
-def _unavailable(name: str, marker: str, **labels: str) -> dict[str, Any]:
-    obj = catalog_object(name, "quay.io/e2e/none:v1", availabilityMode="Unavailable")
-    obj["metadata"]["labels"] = {"e2e-webhook": marker, **labels}
-    return obj
-
-
 async def test_webhook_overwrites_a_forged_name_label(env: Env, webhook: str) -> None:
     name = unique("forged")
-    created = await _create_through_webhook(
-        env, _unavailable(name, webhook, **{names.METADATA_NAME_LABEL: "operatorhubio"})
+    created = await create_through_webhook(
+        env, webhook_catalog(name, webhook, **{names.METADATA_NAME_LABEL: "operatorhubio"})
     )
     assert created["metadata"]["labels"][names.METADATA_NAME_LABEL] == name
 
 
 async def test_webhook_name_over_63_chars_is_refused_whole(env: Env, webhook: str) -> None:
-    await _create_through_webhook(env, _unavailable(unique("ready"), webhook))  # the webhook is called
+    await create_through_webhook(env, webhook_catalog(unique("ready"), webhook))  # the webhook is called
     name = unique("long") + "-" + "x" * 60
     with pytest.raises(errors.Invalid) as caught:
-        await env.catalogs.create(_unavailable(name, webhook))
+        await env.catalogs.create(webhook_catalog(name, webhook))
     # The label the webhook adds carries the name, and label values stop at 63 characters.
     assert "metadata.labels: Invalid value" in str(caught.value)
     assert "must be no more than 63 bytes" in str(caught.value)

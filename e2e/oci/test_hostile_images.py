@@ -186,23 +186,13 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-def _missing_layer(p: Publisher) -> str:
-    reference = p.image()
-    p.delete_blob(json.loads(p.push.manifest(p.repository, "v1"))["layers"][0]["digest"])
-    return reference
+def _damaged(part: str, damage: Callable[[Publisher, str], None]) -> Callable[[Publisher], str]:
+    """A valid image whose config or first layer (`part`) `damage` then spoils in the registry."""
 
-
-def _missing_config(p: Publisher) -> str:
-    reference = p.image()
-    p.delete_blob(json.loads(p.push.manifest(p.repository, "v1"))["config"]["digest"])
-    return reference
-
-
-def _corrupt(part: str) -> Callable[[Publisher], str]:
     def build(p: Publisher) -> str:
         reference = p.image()
         manifest = json.loads(p.push.manifest(p.repository, "v1"))
-        p.corrupt(manifest["config"]["digest"] if part == "config" else manifest["layers"][0]["digest"])
+        damage(p, manifest["config"]["digest"] if part == "config" else manifest["layers"][0]["digest"])
         return reference
 
     return build
@@ -319,10 +309,20 @@ CASES_TABLE = [
         None,
     ),
     # blobs: missing, corrupt, lying sizes, too large
-    Case("layer-blob-missing", _missing_layer, oci.NotFound, "not found"),
-    Case("config-blob-missing", _missing_config, oci.NotFound, "not found"),
-    Case("layer-digest-mismatch", _corrupt("layer"), oci.DigestMismatch, "blob content hashes to"),
-    Case("config-digest-mismatch", _corrupt("config"), oci.DigestMismatch, "blob content hashes to"),
+    Case("layer-blob-missing", _damaged("layer", Publisher.delete_blob), oci.NotFound, "not found"),
+    Case("config-blob-missing", _damaged("config", Publisher.delete_blob), oci.NotFound, "not found"),
+    Case(
+        "layer-digest-mismatch",
+        _damaged("layer", Publisher.corrupt),
+        oci.DigestMismatch,
+        "blob content hashes to",
+    ),
+    Case(
+        "config-digest-mismatch",
+        _damaged("config", Publisher.corrupt),
+        oci.DigestMismatch,
+        "blob content hashes to",
+    ),
     Case(
         "layer-longer-than-declared",
         changed("layers.0.size", 10),

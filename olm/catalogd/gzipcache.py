@@ -13,7 +13,6 @@ streams and compresses them on the fly as before.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -67,9 +66,7 @@ class CompressedBodies:
     def _put(self, key: str, body: bytes) -> None:
         if len(body) > self.max_bytes:
             return
-        with contextlib.suppress(KeyError):
-            self._size -= len(self._entries.pop(key))
-        self._entries[key] = body
+        self._entries[key] = body  # never there yet: a key has one compression at a time
         self._size += len(body)
         while self._size > self.max_bytes:
             _, evicted = self._entries.popitem(last=False)

@@ -124,7 +124,7 @@ class CatalogServer:
         return self._port
 
     def application(self) -> web.Application:
-        app = web.Application(middlewares=[_trace, _observe, _refuse_body])
+        app = web.Application(middlewares=[_observe, _refuse_body])
         base = self.options.path_prefix.rstrip("/")
         app.router.add_get(f"{base}/{{name}}/api/v1/all", self._all)
         app.router.add_get(f"{base}/{{name}}/api/v1/metas", self._metas)
@@ -404,12 +404,13 @@ def _preconditions(
 
 
 @web.middleware
-async def _trace(
+async def _observe(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    """A server span per request, the child of the caller's span its `traceparent` names (so an
-    install's catalog reads sit in operator-controller's trace); the request log line, written
-    inside it, carries its trace and span IDs. Only 5xx answers mark it as failed."""
+    """Time, count and log each request inside a server span, the child of the caller's span its
+    `traceparent` names (so an install's catalog reads sit in operator-controller's trace); the log
+    line, written inside it, carries its trace and span IDs. Only 5xx answers mark it as failed."""
+    started = time.monotonic()
     route = request.match_info.route.resource
     template = route.canonical if route is not None else request.path
     attributes: dict[str, str | int] = {
@@ -431,6 +432,7 @@ async def _trace(
         set_status_on_exception=False,
     ) as span:
         status = 500
+        response: web.StreamResponse | None = None
         try:
             response = await handler(request)
             status = response.status
@@ -442,38 +444,21 @@ async def _trace(
             span.set_attribute("http.response.status_code", status)
             if status >= 500:
                 span.set_status(trace.StatusCode.ERROR)
-
-
-@web.middleware
-async def _observe(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    started = time.monotonic()
-    status = 500
-    response: web.StreamResponse | None = None
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except web.HTTPException as error:
-        status = error.status
-        raise
-    finally:
-        elapsed = time.monotonic() - started
-        metrics.REQUEST_DURATION.labels(str(status)).observe(elapsed)
-        sent = response.body_length if response is not None else 0  # raised errors count no bytes
-        metrics.RESPONSE_BYTES.labels(_endpoint(request.path), str(status)).inc(sent)
-        _log.info(
-            "http.request",
-            method=request.method,
-            path=request.path,
-            query=request.query_string,
-            status=status,
-            bytes=sent,
-            duration_ms=round(elapsed * 1000, 2),
-            remote=request.remote,
-            user_agent=request.headers.get("User-Agent", ""),
-        )
+            elapsed = time.monotonic() - started
+            metrics.REQUEST_DURATION.labels(str(status)).observe(elapsed)
+            sent = response.body_length if response is not None else 0  # raised errors count no bytes
+            metrics.RESPONSE_BYTES.labels(_endpoint(request.path), str(status)).inc(sent)
+            _log.info(
+                "http.request",
+                method=request.method,
+                path=request.path,
+                query=request.query_string,
+                status=status,
+                bytes=sent,
+                duration_ms=round(elapsed * 1000, 2),
+                remote=request.remote,
+                user_agent=request.headers.get("User-Agent", ""),
+            )
 
 
 @web.middleware

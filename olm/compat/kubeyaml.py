@@ -305,16 +305,7 @@ def _construct_binary(loader: Any, node: yaml.ScalarNode) -> str:
 KubernetesLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL, list("yYnNtTfFoO"))
 KubernetesLoader.add_implicit_resolver("tag:yaml.org,2002:int", _INT, list("-+0123456789"))
 KubernetesLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
-KubernetesLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_str)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:value", _construct_str)
-KubernetesLoader.add_constructor("tag:yaml.org,2002:binary", _construct_binary)
-
-_MERGE = "tag:yaml.org,2002:merge"
 _SCALARS: dict[str, Any] = {
-    "tag:yaml.org,2002:null": lambda loader, node: None,
     "tag:yaml.org,2002:int": _construct_int,
     "tag:yaml.org,2002:float": _construct_float,
     "tag:yaml.org,2002:bool": _construct_bool,
@@ -323,6 +314,11 @@ _SCALARS: dict[str, Any] = {
     "tag:yaml.org,2002:binary": _construct_binary,
 }
 """The scalar tags the fast constructor builds, with the constructors the loader registers."""
+for _tag, _construct in _SCALARS.items():
+    KubernetesLoader.add_constructor(_tag, _construct)
+# Only the fast constructor uses this one: the base loader's also checks the node is a scalar.
+_SCALARS["tag:yaml.org,2002:null"] = lambda loader, node: None
+_MERGE = "tag:yaml.org,2002:merge"
 _WILDCARD_RESOLVERS: list[tuple[str, re.Pattern[str]]] = KubernetesLoader.yaml_implicit_resolvers.get(
     None, []
 )

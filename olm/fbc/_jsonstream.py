@@ -50,11 +50,12 @@ def iter_objects(stream: IO[bytes], *, max_object_bytes: int) -> Iterator[tuple[
             elif eof:
                 return
         if start >= 0 and scan == 0:
-            value = _whole_line(buf, max_object_bytes)
-            if value is not None:
+            whole = _whole_line(buf, max_object_bytes)
+            if whole is not None:
+                end, value = whole
                 yield line, value
                 line += 1
-                del buf[: buf.index(b"\n") + 1]
+                del buf[: end + 1]
                 start = -1
                 continue
         if start >= 0:
@@ -78,10 +79,10 @@ def iter_objects(stream: IO[bytes], *, max_object_bytes: int) -> Iterator[tuple[
             eof = True
 
 
-def _whole_line(buf: bytearray, max_object_bytes: int) -> dict[str, Any] | None:
-    """The object on the first line of `buf` when that line is exactly one object (JSONL, what
-    catalogs mostly are): one orjson call instead of a scan. `None` sends the line to the scanner,
-    which then reads it, or reports what is wrong with it, as it always did."""
+def _whole_line(buf: bytearray, max_object_bytes: int) -> tuple[int, dict[str, Any]] | None:
+    """Where the first line of `buf` ends and its object, when that line is exactly one object
+    (JSONL, what catalogs mostly are): one orjson call instead of a scan. `None` sends the line to
+    the scanner, which then reads it, or reports what is wrong with it, as it always did."""
     end = buf.find(b"\n", 0, max_object_bytes + 1)
     if end < 0:
         return None
@@ -89,7 +90,7 @@ def _whole_line(buf: bytearray, max_object_bytes: int) -> dict[str, Any] | None:
         value = orjson.loads(buf[:end])
     except orjson.JSONDecodeError:
         return None
-    return value if isinstance(value, dict) else None
+    return (end, value) if isinstance(value, dict) else None
 
 
 def _scan(buf: bytearray, pos: int, depth: int) -> tuple[int, int, int]:

@@ -3,32 +3,19 @@ of the span its `traceparent` names (olm/catalogd/server.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from olm.catalogd.storage import Storage
 from olm_runtime import tracing
 from olm_runtime.testing.poll import eventually
-from unit.catalogd.serving import Served, serving
-from unit.catalogd.test_server import DIGEST, OBJECTS, _metas
+from unit.catalogd.serving import Served
+from unit.catalogd.test_server import served
 from unit.runtime.controller.conftest import span_exporter
 
-__all__ = ["span_exporter"]
+__all__ = ["served", "span_exporter"]
 
 METAS_ROUTE = "/catalogs/{name}/api/v1/metas"
-
-
-@pytest.fixture(scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    tmp = tmp_path_factory.mktemp("server")
-    storage = Storage(tmp / "store")
-    await storage.store("demo", DIGEST, _metas(OBJECTS))
-    async with serving(storage, tmp) as running:
-        yield running
 
 
 def server_spans(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
