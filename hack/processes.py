@@ -197,11 +197,25 @@ async def token_kubeconfig(
     return path
 
 
-def _trust_dir(directory: Path, ca_file: Path) -> Path:
+def trust_dir(directory: Path, ca_file: Path) -> Path:
     """A directory holding one PEM CA: the `--*-cas-dir` flags take directories."""
     directory.mkdir(parents=True, exist_ok=True)
     shutil.copy(ca_file, directory / "ca.crt")
     return directory
+
+
+def serving_pair(
+    control_plane: ControlPlane, directory: Path, name: str, *, common_name: str
+) -> tuple[Path, Path]:
+    """A loopback serving certificate from the control plane's CA, as `tls.crt` and `tls.key` in
+    `directory` (the processes watch the directory, and clients verify against that CA)."""
+    pair = control_plane.certificate_authority().issue(
+        name, common_name=common_name, hosts=["127.0.0.1", "localhost"]
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(pair.cert_file, directory / "tls.crt")
+    shutil.copy(pair.key_file, directory / "tls.key")
+    return directory / "tls.crt", directory / "tls.key"
 
 
 @dataclass
@@ -235,22 +249,13 @@ class CatalogdProcess(Subprocess):
     def catalogs_url(self) -> str:
         return f"https://127.0.0.1:{self.ports['catalogs']}/catalogs"
 
-    def _certificates(self) -> tuple[Path, Path]:
-        name = f"catalogd-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
-        pair = self.control_plane.certificate_authority().issue(
-            name, common_name="catalogd", hosts=["127.0.0.1", "localhost"]
-        )
-        self.webhook_cert_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copy(pair.cert_file, self.webhook_cert_dir / "tls.crt")
-        shutil.copy(pair.key_file, self.webhook_cert_dir / "tls.key")
-        return self.webhook_cert_dir / "tls.crt", self.webhook_cert_dir / "tls.key"
-
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         if not self.ports:
             metrics, health, catalogs, hook = free_ports(4)
             self.ports = {"metrics": metrics, "health": health, "catalogs": catalogs, "webhook": hook}
-        cert, key = self._certificates()
+        name = f"catalogd-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
+        cert, key = serving_pair(self.control_plane, self.webhook_cert_dir, name, common_name="catalogd")
         cas = self.workdir / "pull-cas"
         cas.mkdir(exist_ok=True)
         shutil.copy(self.control_plane.ca_file, cas / "registry-ca.crt")
@@ -309,27 +314,18 @@ class OperatorControllerProcess(Subprocess):
     def cache_dir(self) -> Path:
         return self.workdir / "cache"
 
-    def _metrics_certificate(self) -> tuple[Path, Path]:
-        """A serving certificate for loopback from the control plane's CA, in one directory (the
-        process watches it), so `scrape` verifies what it talks to."""
-        name = f"operator-controller-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
-        pair = self.control_plane.certificate_authority().issue(
-            name, common_name="operator-controller", hosts=["127.0.0.1", "localhost"]
-        )
-        directory = self.workdir / "metrics-certs"
-        directory.mkdir(parents=True, exist_ok=True)
-        shutil.copy(pair.cert_file, directory / "tls.crt")
-        shutil.copy(pair.key_file, directory / "tls.key")
-        return directory / "tls.crt", directory / "tls.key"
-
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         if not self.ports:
             metrics, health = free_ports(2)
             self.ports = {"metrics": metrics, "health": health}
-        catalogd_cas = _trust_dir(self.workdir / "catalogd-cas", self.control_plane.ca_file)
-        pull_cas = _trust_dir(self.workdir / "pull-cas", self.control_plane.ca_file)
-        cert, key = self._metrics_certificate()
+        catalogd_cas = trust_dir(self.workdir / "catalogd-cas", self.control_plane.ca_file)
+        pull_cas = trust_dir(self.workdir / "pull-cas", self.control_plane.ca_file)
+        # Served over TLS with a certificate from the plane's CA, so `scrape` verifies what it reads.
+        name = f"operator-controller-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
+        cert, key = serving_pair(
+            self.control_plane, self.workdir / "metrics-certs", name, common_name="operator-controller"
+        )
         args = [
             sys.executable,
             "-m",

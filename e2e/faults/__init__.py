@@ -3,8 +3,9 @@
 Drills that break the control plane itself run on one of their own (`own_control_plane`, also used
 by the cache recovery tests), so their faults disturb no other test; the others start their own
 catalogd and operator-controller on the session's plane and stop them at module end.
-`conftest.py` provides the `soak` switch (`OLMPY_SOAK=1`, `make soak`: the long variants) and the
-`figures` fixture that prints each drill's figures at the end of the session.
+`conftest.py` provides the `soak` switch (`OLMPY_SOAK=1`, `make soak`: the long variants), the
+`figures` fixture that prints each drill's figures at the end of the session, and `kube`, the
+session plane's admin client with the OLM CRDs and the system namespace in place.
 """
 
 from __future__ import annotations

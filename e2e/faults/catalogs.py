@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 
 from e2e.extensions import condition
-from hack.images.layout import catalog_image
+from hack.images.layout import Image
 from hack.images.realdata import COMMUNITY_CATALOG, FIXTURE_CATALOG, realdata
 from hack.images.registry import Reference, RegistryClient
 from olm.api import names
@@ -34,9 +34,9 @@ def community_subset(into: Path, packages: tuple[str, ...]) -> Path:
     return into
 
 
-def push_catalog(pusher: RegistryClient, directory: Path, ref: str) -> str:
-    """Push `directory` as a catalog image at `ref` (host/repository:tag); its digest reference."""
-    digest = pusher.push(catalog_image(directory), Reference.parse(ref))
+def push_catalog(pusher: RegistryClient, image: Image, ref: str) -> str:
+    """Push `image` (a `catalog_image`) at `ref` (host/repository:tag); its digest reference."""
+    digest = pusher.push(image, Reference.parse(ref))
     return f"{ref.rsplit(':', 1)[0]}@{digest}"
 
 

@@ -8,11 +8,15 @@ the session, after the test results, whether it passed or failed.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 
 import pytest
 
 from e2e.faults import Figures
+from hack.crdgen import install as crds
+from olm.api import names
+from olm_runtime.client import Client, load_config
+from olm_runtime.testing.controlplane import ControlPlane
 
 _FIGURES = pytest.StashKey[list[tuple[str, dict[str, object]]]]()
 
@@ -21,6 +25,22 @@ _FIGURES = pytest.StashKey[list[tuple[str, dict[str, object]]]]()
 def soak() -> bool:
     """Whether to run the long variants (`OLMPY_SOAK=1`, as `make soak` sets it)."""
     return os.environ.get("OLMPY_SOAK") == "1"
+
+
+@pytest.fixture(scope="module")
+async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
+    """An admin client of the session's plane for one drill module, with the OLM CRDs served and
+    the system namespace created (the drills start the processes themselves)."""
+    config = await load_config(kubeconfig=control_plane.kubeconfig)
+    async with await Client.connect(config, field_manager="e2e-faults") as client:
+        await crds.install(client, field_manager="e2e-crds")
+        namespace = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
+        }
+        await client.apply(namespace, force=True)
+        yield client
 
 
 @pytest.fixture

@@ -18,8 +18,6 @@ API server's own request counter both show.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -32,8 +30,10 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from e2e.faults import Figures, own_control_plane
+from e2e.runtime.cache.conftest import cache_state, configmap, running, server_state
+from e2e.runtime.client.conftest import namespace_settled
 from olm_runtime import cache
-from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.client import Client, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
@@ -132,17 +132,6 @@ def _each(counts: list[int]) -> str:
     return " ".join(map(str, counts))
 
 
-@contextlib.asynccontextmanager
-async def _running(shared: cache.Cache) -> AsyncIterator[None]:
-    task = asyncio.create_task(shared.start())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 def _metric(registry: CollectorRegistry, name: str) -> float:
     return sum(s.value for family in registry.collect() for s in family.samples if s.name == name)
 
@@ -152,25 +141,8 @@ async def _namespace(admin: Client) -> str:
     would otherwise arrive at a moment of its own and count as an event)."""
     namespace = f"compaction-{uuid.uuid4().hex[:8]}"
     await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-
-    async def settled() -> bool:
-        try:
-            await admin.get(kinds.CONFIG_MAP, "kube-root-ca.crt", namespace=namespace)
-        except errors.NotFound:
-            return False
-        return True
-
-    await eventually(settled, what=f"namespace {namespace}'s kube-root-ca.crt")
+    await namespace_settled(admin, namespace)
     return namespace
-
-
-def _configmap(name: str, namespace: str, value: str) -> dict[str, object]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace},
-        "data": {"value": value},
-    }
 
 
 async def test_a_compaction_costs_one_relist_per_410_and_no_spurious_events(
@@ -181,7 +153,7 @@ async def test_a_compaction_costs_one_relist_per_410_and_no_spurious_events(
     watched, busy = await _namespace(admin), await _namespace(admin)
     names = [f"cm-{i:04}" for i in range(size.objects)]
     for name in names:
-        await admin.create(_configmap(name, watched, "0"))
+        await admin.create(configmap(name, watched, value="0"))
     registry = CollectorRegistry()
     options = cache.CacheOptions(namespaces=(watched,), gc_freeze=False, reflector=_REFLECTOR)
     shared = cache.Cache(admin.transport, admin.mapper, options, metrics=cache.CacheMetrics(registry))
@@ -193,7 +165,7 @@ async def test_a_compaction_costs_one_relist_per_410_and_no_spurious_events(
     expired: list[int] = []
     relists: list[int] = []
     quiet_relists = 0
-    async with _running(shared):
+    async with running(shared):
         await shared.wait_for_cache_sync(timeout=60)
         first = informer.statistics().reflectors[0]
         for round_ in range(size.compactions):
@@ -217,8 +189,8 @@ async def test_a_compaction_costs_one_relist_per_410_and_no_spurious_events(
             events = tally.snapshot()
             # Move etcd's revision on by two writes the watch does not see, then compact up to the
             # second: the informer's next watch starts below the compacted revision.
-            await admin.create(_configmap(f"noise-{round_}-a", busy, ""))
-            noise = await admin.create(_configmap(f"noise-{round_}-b", busy, ""))
+            await admin.create(configmap(f"noise-{round_}-a", busy, value=""))
+            noise = await admin.create(configmap(f"noise-{round_}-b", busy, value=""))
             await _compact(compacting_plane, int(noise["metadata"]["resourceVersion"]))
 
             async def relisted(expired: int = before.expired, lists: int = before.lists) -> bool:
@@ -233,9 +205,8 @@ async def test_a_compaction_costs_one_relist_per_410_and_no_spurious_events(
             relists.append(after.lists - before.lists)
             quiet_relists += tally.snapshot() == events
         stats = informer.statistics().reflectors[0]
-        cached = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in informer.list(watched)}
-        listed = await admin.list(kinds.CONFIG_MAP, namespace=watched)
-    server = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in listed.items}
+        cached = cache_state(informer, watched)
+        server = await server_state(admin, watched)
     figures(
         {
             "objects watched": len(server),

@@ -28,7 +28,6 @@ from e2e.extensions import Extensions, condition, unique
 from e2e.faults import Figures
 from e2e.faults.backoff import FAILURES, SOAK_FAILURES, LogMark, delay_after, outlast
 from e2e.faults.catalogs import create_catalog, delete_catalog, served_bytes, wait_catalog
-from hack.crdgen import install as crds
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.installer import create_cluster_admin_account
@@ -36,7 +35,7 @@ from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.operator_controller.clusterextension.options import Options
-from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry, RegistryOptions
@@ -51,20 +50,6 @@ SOAK_RETRIES = 6
 """Retry intervals the registry stays down in soak runs."""
 BUNDLE_1_0_0 = {"name": "test-operator.1.0.0", "version": "1.0.0"}
 BUNDLE_1_2_0 = {"name": "test-operator.1.2.0", "version": "1.2.0"}
-
-
-@pytest.fixture(scope="module")
-async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
-    config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config, field_manager="e2e-faults-registry") as client:
-        await crds.install(client, field_manager="e2e-crds")
-        namespace = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
-        }
-        await client.apply(namespace, force=True)
-        yield client
 
 
 @pytest.fixture(scope="module")

@@ -30,15 +30,14 @@ import pytest
 from e2e.extensions import Extensions, unique
 from e2e.faults import Figures
 from e2e.faults.catalogs import create_catalog, delete_catalog, wait_catalog
-from e2e.operator_controller.conftest import list_revisions, wait_installed
-from hack.crdgen import install as crds
+from e2e.operator_controller.conftest import list_revisions, revision_states, wait_installed
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.installer import create_cluster_admin_account
 from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
@@ -60,16 +59,6 @@ NAMESPACED = (
     kinds.NETWORK_POLICY,
 )
 CLUSTER_SCOPED = (kinds.CUSTOM_RESOURCE_DEFINITION, kinds.CLUSTER_ROLE, kinds.CLUSTER_ROLE_BINDING)
-
-
-@pytest.fixture(scope="module")
-async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
-    config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config, field_manager="e2e-faults-sigkill") as client:
-        await crds.install(client, field_manager="e2e-crds")
-        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE}}
-        await client.apply(namespace, force=True)
-        yield client
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +184,7 @@ async def check_converged(
 ) -> None:
     """Count what breaks an invariant once `name` has converged on `expected` revision states."""
     revisions = await list_revisions(kube, name)
-    states = {r["metadata"]["name"]: r["spec"]["lifecycleState"] for r in revisions}
+    states = revision_states(revisions)
     if set(states) != set(expected):
         tally.duplicates.append(f"{name}: revisions {states}, expected {expected}")
     tally.orphans += orphans(revisions, await revision_secrets(kube, name))

@@ -41,13 +41,12 @@ from e2e.faults.catalogs import (
     served_bytes,
     wait_catalog,
 )
-from hack.crdgen import install as crds
 from hack.images.layout import catalog_image
 from hack.images.registry import RegistryClient
 from hack.processes import CatalogdProcess
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd.storage import ALL, ALL_GZIP, CURRENT, INFO
-from olm_runtime.client import Client, load_config
+from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
@@ -62,14 +61,6 @@ LARGE = (("dell-csm-operator", "victoriametrics-operator"), ("konflux", "hive-op
 """Community packages making each catalog that does not fit (several MiB of FBC each)."""
 NO_SPACE = "No space left on device"
 STAGES = ("download", "unpack", "store")
-
-
-@pytest.fixture(scope="module")
-async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
-    config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config, field_manager="e2e-faults-storage") as client:
-        await crds.install(client, field_manager="e2e-crds")
-        yield client
 
 
 @pytest.fixture(scope="module")
@@ -121,12 +112,12 @@ class Images:
 def images(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> Images:
     pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
     prefix = f"{registry.host}/{unique('e2e-full')}"
-    small = push_catalog(pusher, fixture_catalog_dir(), f"{prefix}/small:v1")
+    small = push_catalog(pusher, catalog_image(fixture_catalog_dir()), f"{prefix}/small:v1")
     large = []
     for i, packages in enumerate(LARGE):
         directory = community_subset(tmp_path_factory.mktemp("large"), packages)
         image = catalog_image(directory)
-        ref = push_catalog(pusher, directory, f"{prefix}/large-{i}:v1")
+        ref = push_catalog(pusher, image, f"{prefix}/large-{i}:v1")
         fbc_bytes = sum(f.stat().st_size for f in directory.rglob("*") if f.is_file())
         large.append(Large(ref, sum(len(layer.data) for layer in image.layers), fbc_bytes))
     return Images(small, tuple(large))

@@ -8,12 +8,10 @@ ClusterServiceVersion and only CRDs among `crds`.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from hack.images.realdata import FIXTURE_BUNDLES, REALDATA
 from olm.operator_controller import unpack
 
 MARKER = b"==> "
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 
 ANNOTATIONS = b"""annotations:
   operators.operatorframework.io.bundle.mediatype.v1: registry+v1
@@ -80,10 +78,7 @@ def seeds() -> list[bytes]:
         encode({**base, "manifests/sub/x.yaml": LIST}),
         encode({**base, "manifests/b.yaml": CSV}),
     ]
-    for real in (
-        "upstream-fixtures/operator-controller-e2e-bundles/test-operator/v1.0.0",
-        "bundles/etcd/0.6.1",
-    ):
+    for real in (FIXTURE_BUNDLES / "test-operator" / "v1.0.0", "bundles/etcd/0.6.1"):
         root = REALDATA / real
         if root.is_dir():
             files = {

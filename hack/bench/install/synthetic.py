@@ -9,10 +9,12 @@ The Deployment's image is never pulled: the control plane's nodes are kwok nodes
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from hack.images import realdata
+from hack.images.registry import RegistryClient
 
 VERSION = "1.0.0"
 CHANNEL = "stable"
@@ -138,9 +140,11 @@ def write_bundle(root: Path, index: int) -> Path:
     return directory
 
 
-def packages(root: Path, count: int) -> list[realdata.CustomPackage]:
-    """`count` synthetic packages written under `root`, ready for `realdata.publish_custom_catalog`."""
-    return [
+def publish(pusher: RegistryClient, workdir: Path, count: int) -> realdata.PublishedCatalog:
+    """`count` synthetic packages, written under a fresh directory of `workdir`, pushed as the
+    catalog `bench/synthetic` with every bundle."""
+    root = Path(tempfile.mkdtemp(prefix="bench-synthetic-", dir=workdir))
+    packages = [
         realdata.CustomPackage(
             name=package_name(i),
             channel=CHANNEL,
@@ -148,3 +152,6 @@ def packages(root: Path, count: int) -> list[realdata.CustomPackage]:
         )
         for i in range(count)
     ]
+    return realdata.publish_custom_catalog(
+        pusher, pusher.host, packages=packages, repository_prefix="bench/synthetic"
+    )

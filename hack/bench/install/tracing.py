@@ -36,7 +36,9 @@ from hack.bench.install.run import (
     FIELD_MANAGER,
     INSTALL_TIMEOUT,
     condition,
+    cpu_seconds,
     extension,
+    is_serving,
     plane_and_registry,
     prepare,
     proc_memory_mib,
@@ -45,25 +47,15 @@ from hack.bench.install.run import (
     until,
 )
 from hack.controlplane import build
-from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.processes import CatalogdProcess, OperatorControllerProcess
-from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
+from olm.api.kinds import CLUSTER_EXTENSION
 from olm_runtime.client import Client, errors, load_config
 from olm_runtime.testing.collector import Collector, CollectorOptions
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
 
 CATALOG = "synthetic"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds of `pid` so far (`utime` and `stime` of `/proc/<pid>/stat`)."""
-    text = Path(f"/proc/{pid}/stat").read_text()
-    # The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
-    fields = text[text.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def p90(values: Sequence[float]) -> float:
@@ -120,14 +112,6 @@ async def delete_all(kube: Client, indices: range) -> None:
     await until(gone, "the phase's extensions to be deleted", 300)
 
 
-async def catalog_serving(kube: Client) -> None:
-    async def serving() -> bool:
-        found = dict(await kube.get(CLUSTER_CATALOG, CATALOG))
-        return condition(found, "Serving").get("status") == "True"
-
-    await until(serving, f"ClusterCatalog {CATALOG} to serve", 300)
-
-
 async def wait_stable(collector: Collector, *, still: float = 1.0, timeout: float = 30.0) -> int:
     """The collector's span count once it stopped growing for `still` seconds (its file exporter
     flushes every 100 ms, and spans flushed at SIGTERM may still be in flight)."""
@@ -163,7 +147,7 @@ async def run_phase(
     try:
         await catalogd.wait_ready()
         await controller.wait_ready()
-        await catalog_serving(kube)
+        await until(lambda: is_serving(kube, CATALOG), f"ClusterCatalog {CATALOG} to serve", 300)
         # Start-up work (cache sync, reconciling leftover objects) is not what is measured.
         await quiet(controller)
         assert controller.process is not None
@@ -291,16 +275,9 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
     )
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
         await prepare(kube)
-        root = Path(tempfile.mkdtemp(prefix="bench-synthetic-", dir=workdir))
         # One catalog holding every phase's packages, so each phase installs bundles it never
         # unpacked before (no phase profits from another's image cache).
-        published = await asyncio.to_thread(
-            realdata.publish_custom_catalog,
-            pusher,
-            pusher.host,
-            packages=synthetic.packages(root, args.extensions * len(phases)),
-            repository_prefix="bench/synthetic",
-        )
+        published = await asyncio.to_thread(synthetic.publish, pusher, workdir, args.extensions * len(phases))
         catalogd = CatalogdProcess(plane, workdir / "catalogd")
         controller = OperatorControllerProcess(plane, workdir / "operator-controller")
         # Served once, by untraced processes, before any phase: catalog unpacking is not measured.

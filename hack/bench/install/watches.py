@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
@@ -36,18 +36,15 @@ from hack.bench.install import synthetic
 from hack.bench.install.run import (
     FIELD_MANAGER,
     Report,
-    condition,
-    extension,
+    install_synthetic,
     plane_and_registry,
     prepare,
     proc_memory_mib,
     scrape,
     serve_catalog,
 )
-from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.processes import REPO_ROOT, CatalogdProcess, OperatorControllerProcess
-from olm.api.kinds import CLUSTER_EXTENSION
 from olm_runtime.client import Client, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
@@ -72,7 +69,7 @@ async def watches_by_resource(kube: Client) -> dict[str, float]:
 
 
 async def generated_account(
-    kube: Client, plane: ControlPlane, registry: Registry, workdir: Path, name: str
+    kube: Client, name: str, *, plane: ControlPlane, registry: Registry, workdir: Path
 ) -> str:
     """Namespace `name` with ServiceAccount `installer` given exactly `olmctl rbac`'s output."""
     await kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
@@ -114,24 +111,6 @@ async def generated_account(
     return ACCOUNT
 
 
-async def install(kube: Client, names_: list[str], accounts: list[str]) -> float:
-    started = time.perf_counter()
-    for i, (name, account) in enumerate(zip(names_, accounts, strict=True)):
-        await kube.create(
-            extension(name, synthetic.package_name(i), name, account, catalog="synthetic", version=None)
-        )
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        listed = await kube.list(CLUSTER_EXTENSION)
-        mine = [item for item in listed.items if item["metadata"]["name"] in names_]
-        if len(mine) == len(names_) and all(
-            condition(dict(i), "Installed").get("status") == "True" for i in mine
-        ):
-            return time.perf_counter() - started
-        await asyncio.sleep(0.5)
-    raise TimeoutError("the extensions did not all install")
-
-
 async def requests_per_minute(process: OperatorControllerProcess) -> dict[str, float]:
     before = await scrape(process)
     await asyncio.sleep(STEADY)
@@ -156,14 +135,7 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
         catalogd.start()
         try:
             await catalogd.wait_ready()
-            root = Path(tempfile.mkdtemp(prefix="bench-synthetic-", dir=workdir))
-            published = await asyncio.to_thread(
-                realdata.publish_custom_catalog,
-                pusher,
-                pusher.host,
-                packages=synthetic.packages(root, args.extensions),
-                repository_prefix="bench/synthetic",
-            )
+            published = await asyncio.to_thread(synthetic.publish, pusher, workdir, args.extensions)
             await serve_catalog(kube, "synthetic", published)
             await asyncio.sleep(SETTLE)
             before = await watches_by_resource(kube)
@@ -177,12 +149,12 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
             report.say("idle (catalog served, no extension)")
             report.figure("RSS idle", f"{rss:.0f} MiB (peak {hwm:.0f})")
 
-            names_ = [f"bench-{synthetic.package_name(i)}" for i in range(args.extensions)]
-            if args.installer == "admin":
-                accounts = [await installer_namespace(kube, name) for name in names_]
-            else:
-                accounts = [await generated_account(kube, plane, registry, workdir, name) for name in names_]
-            seconds = await install(kube, names_, accounts)
+            make_account = (
+                installer_namespace
+                if args.installer == "admin"
+                else functools.partial(generated_account, plane=plane, registry=registry, workdir=workdir)
+            )
+            _, seconds = await install_synthetic(kube, args.extensions, "synthetic", make_account)
             report.say(f"\n{args.extensions} extensions, installer RBAC: {args.installer}")
             report.figure("created -> all Installed", f"{seconds:.1f}s")
             await asyncio.sleep(SETTLE)
@@ -211,10 +183,7 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
     loaded = own(loaded_watches, without)
     report.figure(f"operator-controller watches with {args.extensions} extensions", f"{total(loaded):.0f}")
     report.figure("  by resource", ", ".join(f"{k} {v:.0f}" for k, v in loaded.items()))
-    width = max(len(what) for what, _ in report.table)
-    print("\n" + "=" * 30 + " summary " + "=" * 30)
-    for what, value in report.table:
-        print(f"{what:<{width}}  {value}")
+    report.print_summary()
     print(f"machine: {os.cpu_count()} cores shared with other work")
 
 

@@ -15,12 +15,12 @@ that token, taken from its kubeconfig; nothing on the host changes.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
-from hack.processes import Subprocess
+from hack.processes import Subprocess, serving_pair, trust_dir
 from olm.api import names
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.process import free_ports
@@ -35,96 +35,77 @@ OPERATOR_CONTROLLER_GATES = (
 )
 
 
-def _serving_pair(plane: ControlPlane, workdir: Path, name: str) -> tuple[Path, Path]:
-    pair = plane.certificate_authority().issue(name, common_name=name, hosts=["127.0.0.1", "localhost"])
-    directory = workdir / "certs"
-    directory.mkdir(parents=True, exist_ok=True)
-    shutil.copy(pair.cert_file, directory / "tls.crt")
-    shutil.copy(pair.key_file, directory / "tls.key")
-    return directory / "tls.crt", directory / "tls.key"
-
-
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 _WITH_TOKEN = (
     f'mount -t tmpfs tmpfs /var/run && mkdir -p {TOKEN_DIR} && cp "$0" {TOKEN_DIR}/token && exec "$@"'
 )
 
 
-def _in_own_namespace(kubeconfig: Path, workdir: Path, args: list[str]) -> list[str]:
-    """`args` run with the kubeconfig's token where upstream looks for its ServiceAccount token."""
-    token = workdir / "token"
-    token.write_text(json.loads(kubeconfig.read_text())["users"][0]["user"]["token"])
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", _WITH_TOKEN, str(token), *args]
-
-
-def _trust(plane: ControlPlane, directory: Path) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    shutil.copy(plane.ca_file, directory / "ca.crt")
-    return directory
-
-
 @dataclass
-class UpstreamCatalogd(Subprocess):
+class _Upstream(Subprocess):
+    """What both upstream processes take and how they start; subclasses name their ports and add
+    their own flags."""
+
     binary: Path
     control_plane: ControlPlane
     workdir: Path
     kubeconfig: Path
     ports: dict[str, int] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
-    component: str = field(default="upstream-catalogd", init=False)
+    PORTS: ClassVar[tuple[str, ...]] = ("metrics", "health")
+
+    def _flags(self) -> list[str]:
+        raise NotImplementedError
 
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         if not self.ports:
-            metrics, health, catalogs, webhook = free_ports(4)
-            self.ports = {"metrics": metrics, "health": health, "catalogs": catalogs, "webhook": webhook}
-        cert, key = _serving_pair(self.control_plane, self.workdir, "upstream-catalogd")
+            self.ports = dict(zip(self.PORTS, free_ports(len(self.PORTS)), strict=True))
+        cert, key = serving_pair(
+            self.control_plane, self.workdir / "certs", self.component, common_name=self.component
+        )
         args = [
             str(self.binary),
             f"--kubeconfig={self.kubeconfig}",
             f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
             f"--health-probe-bind-address=127.0.0.1:{self.ports['health']}",
+            f"--system-namespace={names.DEFAULT_SYSTEM_NAMESPACE}",
+            f"--tls-cert={cert}",
+            f"--tls-key={key}",
+            *self._flags(),
+        ]
+        token = self.workdir / "token"
+        token.write_text(json.loads(self.kubeconfig.read_text())["users"][0]["user"]["token"])
+        self._launch(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", _WITH_TOKEN, str(token), *args]
+        )
+
+
+@dataclass
+class UpstreamCatalogd(_Upstream):
+    component: str = field(default="upstream-catalogd", init=False)
+    PORTS: ClassVar[tuple[str, ...]] = ("metrics", "health", "catalogs", "webhook")
+
+    def _flags(self) -> list[str]:
+        return [
             f"--catalogs-server-addr=127.0.0.1:{self.ports['catalogs']}",
             f"--external-address=127.0.0.1:{self.ports['catalogs']}",
             f"--webhook-server-port={self.ports['webhook']}",
-            f"--system-namespace={names.DEFAULT_SYSTEM_NAMESPACE}",
             f"--cache-dir={self.workdir / 'cache'}",
-            f"--tls-cert={cert}",
-            f"--tls-key={key}",
-            f"--pull-cas-dir={_trust(self.control_plane, self.workdir / 'pull-cas')}",
+            f"--pull-cas-dir={trust_dir(self.workdir / 'pull-cas', self.control_plane.ca_file)}",
             *(f"--feature-gates={gate}" for gate in CATALOGD_GATES),
         ]
-        self._launch(_in_own_namespace(self.kubeconfig, self.workdir, args))
 
 
 @dataclass
-class UpstreamOperatorController(Subprocess):
-    binary: Path
-    control_plane: ControlPlane
-    workdir: Path
-    kubeconfig: Path
-    ports: dict[str, int] = field(default_factory=dict)
-    process: subprocess.Popen[bytes] | None = None
+class UpstreamOperatorController(_Upstream):
     component: str = field(default="upstream-operator-controller", init=False)
 
-    def start(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        if not self.ports:
-            metrics, health = free_ports(2)
-            self.ports = {"metrics": metrics, "health": health}
-        cert, key = _serving_pair(self.control_plane, self.workdir, "upstream-operator-controller")
-        trust = _trust(self.control_plane, self.workdir / "cas")
-        args = [
-            str(self.binary),
-            f"--kubeconfig={self.kubeconfig}",
-            f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
-            f"--health-probe-bind-address=127.0.0.1:{self.ports['health']}",
-            f"--system-namespace={names.DEFAULT_SYSTEM_NAMESPACE}",
+    def _flags(self) -> list[str]:
+        trust = trust_dir(self.workdir / "cas", self.control_plane.ca_file)
+        return [
             f"--cache-path={self.workdir / 'cache'}",
-            f"--tls-cert={cert}",
-            f"--tls-key={key}",
             f"--catalogd-cas-dir={trust}",
             f"--pull-cas-dir={trust}",
             *(f"--feature-gates={gate}" for gate in OPERATOR_CONTROLLER_GATES),
         ]
-        self._launch(_in_own_namespace(self.kubeconfig, self.workdir, args))

@@ -39,13 +39,20 @@ import aiohttp
 from hack.bench.catalogd.serve import generate
 from hack.bench.cluster import installer_namespace
 from hack.bench.install import synthetic
-from hack.bench.install.run import condition, extension, latest_published, proc_memory_mib
+from hack.bench.install.run import (
+    cluster_catalog,
+    condition,
+    cpu_seconds,
+    extension,
+    is_serving,
+    latest_published,
+    proc_memory_mib,
+)
 from hack.bench.upstream import peer as peers
 from hack.bench.upstream.sides import Side, side
 from hack.images import realdata
 from hack.images.layout import catalog_image
 from hack.images.registry import Reference
-from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm_runtime.client import errors
 
@@ -155,10 +162,7 @@ def publish(s: Side, workdir: Path, big_bundles: int, many: int) -> Catalogs:
     generate(big_dir, big_bundles)
     big_ref = f"{s.registry.host}/bench/big:v1"
     digest = pusher.push(catalog_image(big_dir), Reference.parse(big_ref))
-    root = Path(tempfile.mkdtemp(prefix="synthetic-", dir=workdir))
-    synthetic_catalog = realdata.publish_custom_catalog(
-        pusher, pusher.host, packages=synthetic.packages(root, many), repository_prefix="bench/synthetic"
-    )
+    synthetic_catalog = synthetic.publish(pusher, workdir, many)
     return Catalogs(
         community=community.digest_ref,
         big=f"{s.registry.host}/bench/big@{digest}",
@@ -168,24 +172,10 @@ def publish(s: Side, workdir: Path, big_bundles: int, many: int) -> Catalogs:
     )
 
 
-def catalog(name: str, ref: str) -> dict[str, Any]:
-    return {
-        "apiVersion": CLUSTER_CATALOG.api_version,
-        "kind": CLUSTER_CATALOG.kind,
-        "metadata": {"name": name, "labels": {names.METADATA_NAME_LABEL: name}},
-        "spec": {"source": {"type": "Image", "image": {"ref": ref}}},
-    }
-
-
-async def serving(s: Side, name: str) -> bool:
-    found = dict(await s.kube.get(CLUSTER_CATALOG, name))
-    return condition(found, "Serving").get("status") == "True"
-
-
 async def create_to_serving(s: Side, name: str, ref: str) -> float:
     started = time.perf_counter()
-    await s.kube.create(catalog(name, ref))
-    await until(lambda: serving(s, name), f"{s.name} catalog {name} to serve")
+    await s.kube.create(cluster_catalog(name, ref))
+    await until(lambda: is_serving(s.kube, name), f"{s.name} catalog {name} to serve")
     return time.perf_counter() - started
 
 
@@ -297,11 +287,6 @@ async def install_many(s: Side, first: int, last: int, catalog_name: str) -> flo
 
 
 # --- steady state ------------------------------------------------------------------------------
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def audit_requests(s: Side, since: datetime, until_: datetime) -> int:
