@@ -3,7 +3,6 @@ without the webhook (so with the name label set here), waited on, and their serv
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import ssl
@@ -18,7 +17,7 @@ from hack.images.realdata import COMMUNITY_CATALOG, FIXTURE_CATALOG, realdata
 from hack.images.registry import Reference, RegistryClient
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG
-from olm_runtime.client import Client, errors
+from olm_runtime.client import Client
 from olm_runtime.testing.poll import eventually
 
 
@@ -86,21 +85,6 @@ async def wait_catalog(
     except AssertionError as error:
         raise AssertionError(f"{error}; last status: {json.dumps(found.get('status'), indent=1)}") from None
     return found
-
-
-async def delete_catalog(kube: Client, name: str) -> None:
-    """Delete and wait until catalogd dropped its finalizer (so call it while catalogd runs)."""
-    with contextlib.suppress(errors.NotFound):
-        await kube.delete(CLUSTER_CATALOG, name)
-
-    async def gone() -> bool:
-        try:
-            await kube.get(CLUSTER_CATALOG, name)
-        except errors.NotFound:
-            return True
-        return False
-
-    await eventually(gone, what=f"ClusterCatalog {name} to be deleted", timeout=60)
 
 
 async def served_bytes(ca_file: Path, base_url: str) -> bytes:

@@ -24,10 +24,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from e2e.catalogs import delete_catalog
 from e2e.extensions import Extensions, condition, unique
 from e2e.faults import Figures
 from e2e.faults.backoff import FAILURES, SOAK_FAILURES, LogMark, delay_after, outlast
-from e2e.faults.catalogs import create_catalog, delete_catalog, served_bytes, wait_catalog
+from e2e.faults.catalogs import create_catalog, served_bytes, wait_catalog
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.installer import create_cluster_admin_account

@@ -27,9 +27,10 @@ from typing import Any
 
 import pytest
 
+from e2e.catalogs import delete_catalog
 from e2e.extensions import Extensions, unique
 from e2e.faults import Figures
-from e2e.faults.catalogs import create_catalog, delete_catalog, wait_catalog
+from e2e.faults.catalogs import create_catalog, wait_catalog
 from e2e.operator_controller.conftest import list_revisions, revision_states, wait_installed
 from hack.images import realdata
 from hack.images.registry import RegistryClient

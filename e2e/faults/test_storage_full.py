@@ -29,13 +29,13 @@ from pathlib import Path
 import orjson
 import pytest
 
+from e2e.catalogs import delete_catalog
 from e2e.extensions import condition, unique
 from e2e.faults import Figures
 from e2e.faults.backoff import FAILURES, SOAK_FAILURES, LogMark, delay_after, outlast
 from e2e.faults.catalogs import (
     community_subset,
     create_catalog,
-    delete_catalog,
     fixture_catalog_dir,
     push_catalog,
     served_bytes,

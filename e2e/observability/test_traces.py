@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from e2e.catalogs import delete_catalog
 from e2e.extensions import Extensions, unique
 from e2e.observability.conftest import Traced
 from e2e.operator_controller.conftest import Installer, serve_catalog
-from e2e.operator_controller.conftest import _delete_catalog as delete_catalog
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.processes import CatalogdProcess, OperatorControllerProcess

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from e2e.catalogs import delete_catalog
 from e2e.extensions import Extensions, condition, unique
 from hack.crdgen import install as crds
 from hack.images import realdata
@@ -213,7 +214,7 @@ async def community_catalog(
     try:
         yield served
     finally:
-        await _delete_catalog(kube, served.name)
+        await delete_catalog(kube, served.name)
 
 
 @pytest.fixture(scope="session")
@@ -227,22 +228,7 @@ async def fixture_catalog(
     try:
         yield served
     finally:
-        await _delete_catalog(kube, served.name)
-
-
-async def _delete_catalog(kube: Client, name: str) -> None:
-    # Wait while catalogd still runs: it removes the finalizer of its catalogs.
-    with contextlib.suppress(errors.NotFound):
-        await kube.delete(CLUSTER_CATALOG, name)
-
-    async def gone() -> bool:
-        try:
-            await kube.get(CLUSTER_CATALOG, name)
-        except errors.NotFound:
-            return True
-        return False
-
-    await eventually(gone, what=f"ClusterCatalog {name} to be deleted", timeout=60)
+        await delete_catalog(kube, served.name)
 
 
 # --- installer service accounts ----------------------------------------------------------------
@@ -493,7 +479,7 @@ async def custom_catalogs(
         yield helper
     finally:
         for name in helper.served:
-            await _delete_catalog(kube, name)
+            await delete_catalog(kube, name)
 
 
 # --- end of the upgrade helpers ------------------------------------------------------------------

@@ -3,12 +3,12 @@ reconciled without its catalog, and a selected catalog that does not serve is sk
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import AsyncIterator
 
 import pytest
 
+from e2e.catalogs import delete_catalog
 from e2e.operator_controller.conftest import (
     Extensions,
     Installer,
@@ -25,21 +25,6 @@ from olm_runtime.testing.poll import eventually
 
 UNKNOWN = "DeprecationStatusUnknown"
 BUNDLE_1_0_0 = {"name": "test-operator.1.0.0", "version": "1.0.0"}
-
-
-async def delete_catalog(kube: Client, name: str) -> None:
-    """Delete a ClusterCatalog and wait until catalogd has let it go."""
-    with contextlib.suppress(errors.NotFound):
-        await kube.delete(CLUSTER_CATALOG, name)
-
-    async def gone() -> bool:
-        try:
-            await kube.get(CLUSTER_CATALOG, name)
-        except errors.NotFound:
-            return True
-        return False
-
-    await eventually(gone, what=f"ClusterCatalog {name} to be deleted", timeout=60)
 
 
 @pytest.fixture
