@@ -10,14 +10,11 @@ replaces the catalogd-only fixtures `e2e/cli/conftest.py` provides under the sam
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import gzip
 from pathlib import Path
 from typing import Any
 
 import certifi
-import orjson
 import pytest
 import yaml
 
@@ -28,6 +25,7 @@ from e2e.operator_controller.conftest import (
     ServedCatalog,
     unique,
 )
+from e2e.operator_controller.test_removal import revision_objects
 from hack.processes import token_kubeconfig
 from olm.api import names
 from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
@@ -74,20 +72,8 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
 
 
 async def _revision_objects(kube: Client, name: str) -> list[dict[str, Any]]:
-    """The objects operator-controller rolled out in revision `name`, read from its Secrets."""
-    revision = await kube.get(CLUSTER_OBJECT_SET, name)
-    objects: list[dict[str, Any]] = []
-    for phase in revision["spec"]["phases"]:
-        for item in phase["objects"]:
-            if "object" in item:
-                objects.append(item["object"])
-                continue
-            ref = item["ref"]
-            namespace = ref.get("namespace") or names.DEFAULT_SYSTEM_NAMESPACE
-            secret = await kube.get(kinds.SECRET, ref["name"], namespace=namespace)
-            data = base64.b64decode(secret["data"][ref["key"]])
-            objects.append(orjson.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data))
-    return objects
+    """The objects operator-controller rolled out in revision `name`."""
+    return await revision_objects(kube, dict(await kube.get(CLUSTER_OBJECT_SET, name)))
 
 
 async def test_kube_green_is_previewed_installed_listed_upgraded_and_uninstalled(

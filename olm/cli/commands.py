@@ -10,14 +10,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from olm.api.kinds import CLUSTER_CATALOG
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.cli import render
 from olm.cli.content import ContentSource, read_catalog
 from olm.cli.summary import PackageSummary, VersionRow, catalog_row, matches, summarize, versions_of
 from olm.operator_controller.catalogs import CatalogClientError, CatalogRef, PackageContent
 from olm_runtime.client import Client, errors
 
-__all__ = ["COMMANDS", "Command", "CommandFailed", "Session", "find_package"]
+__all__ = ["COMMANDS", "Command", "CommandFailed", "Session", "find_package", "get_extension"]
 
 
 class CommandFailed(Exception):
@@ -36,6 +36,14 @@ class Session:
 
 Command = Callable[[Session, argparse.Namespace], Awaitable[int]]
 """A command's handler: writes its output to the session's streams and returns the exit code."""
+
+
+async def get_extension(session: Session, name: str) -> dict[str, Any]:
+    """ClusterExtension `name`; `CommandFailed` when there is none."""
+    try:
+        return dict(await session.client.get(CLUSTER_EXTENSION, name))
+    except errors.NotFound:
+        raise CommandFailed(f'clusterextension "{name}" not found') from None
 
 
 # --- ClusterCatalog objects -----------------------------------------------------------------------

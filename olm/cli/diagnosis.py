@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api import conditions as api
+from olm.cli.progress import condition
 from olm.operator_controller import resolve
 from olm.operator_controller.applier.revisions import Revision
-from olm_runtime import conditions
 
 __all__ = ["Diagnosis", "Health", "diagnose", "one_line"]
 
@@ -93,11 +93,6 @@ def one_line(message: str, limit: int = _LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _condition(extension: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
-    found = conditions.find((extension.get("status") or {}).get("conditions") or [], kind)
-    return found or {}
-
-
 def _stuck(extension: Mapping[str, Any], reason: str, message: str) -> Diagnosis:
     spec = extension.get("spec") or {}
     fields = {
@@ -136,7 +131,7 @@ def diagnose(extension: Mapping[str, Any], revisions: Sequence[Revision]) -> Dia
     metadata = extension.get("metadata") or {}
     if metadata.get("deletionTimestamp"):
         return Diagnosis(health=Health.PROGRESSING, waiting_for="its content to be removed")
-    progressing = _condition(extension, api.TYPE_PROGRESSING)
+    progressing = condition(extension, api.TYPE_PROGRESSING)
     generation = metadata.get("generation")
     if not progressing or (generation is not None and progressing.get("observedGeneration") != generation):
         return Diagnosis(
@@ -147,7 +142,7 @@ def diagnose(extension: Mapping[str, Any], revisions: Sequence[Revision]) -> Dia
     message = str(progressing.get("message") or "")
     active = [r for r in revisions if not r.archived]
     latest = active[-1].name if active else "the next revision"
-    available = _condition(extension, api.TYPE_AVAILABLE)
+    available = condition(extension, api.TYPE_AVAILABLE)
     probes = one_line(str(available.get("message") or ""))
     if reason == api.REASON_SUCCEEDED:
         if available.get("status") == "False":

@@ -20,9 +20,9 @@ from typing import Any
 
 from olm.api import conditions as api
 from olm.api import names
-from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.cli import render
-from olm.cli.commands import Command, CommandFailed, Session
+from olm.cli.commands import Command, Session, get_extension
 from olm.cli.diagnosis import Diagnosis, diagnose, one_line
 from olm.cli.parsing import Subparsers, command_parser, output_flag
 from olm.operator_controller.applier import revisions
@@ -235,10 +235,7 @@ def status_text(data: Mapping[str, Any], now: datetime.datetime) -> str:
 
 async def status(session: Session, args: argparse.Namespace) -> int:
     client = session.client
-    try:
-        extension = dict(await client.get(CLUSTER_EXTENSION, args.name))
-    except errors.NotFound:
-        raise CommandFailed(f'clusterextension "{args.name}" not found') from None
+    extension = await get_extension(session, args.name)
     listed = await client.list(CLUSTER_OBJECT_SET, label_selector=revisions.owner_selector(args.name))
     owned = revisions.states(listed.items, extension["metadata"]["uid"]).all
     # Events written through events.k8s.io/v1 read back as core/v1 ones, which the server selects

@@ -8,13 +8,10 @@ graph model is `olm.cli.upgradegraph`, drawn by `olm.cli.graphsvg` or `olm.cli.g
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from olm.api.kinds import CLUSTER_EXTENSION
 from olm.cli import graphdot, graphsvg, upgradegraph
-from olm.cli.commands import Command, CommandFailed, Session, find_package
+from olm.cli.commands import Command, CommandFailed, Session, find_package, get_extension
 from olm.cli.parsing import Subparsers, command_parser, output_flag
-from olm_runtime.client import errors
 
 __all__ = ["COMMANDS", "FORMATS", "add_commands"]
 
@@ -62,10 +59,7 @@ async def package_graph(session: Session, args: argparse.Namespace) -> int:
 
 async def _installed(session: Session, name: str, package: str) -> str:
     """The bundle ClusterExtension `name` has installed; empty (with a warning) when none yet."""
-    try:
-        extension: dict[str, Any] = dict(await session.client.get(CLUSTER_EXTENSION, name))
-    except errors.NotFound:
-        raise CommandFailed(f'clusterextension "{name}" not found') from None
+    extension = await get_extension(session, name)
     wanted = ((extension.get("spec") or {}).get("source") or {}).get("catalog", {}).get("packageName", "")
     if wanted and wanted != package:
         raise CommandFailed(f"clusterextension {name!r} installs package {wanted!r}, not {package!r}")

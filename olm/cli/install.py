@@ -25,16 +25,24 @@ from olm.api.clusterextension import UpgradeConstraintPolicy
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.cli import preview, render
 from olm.cli.checks import CRDSafety, Permissions, check_crd_safety, check_permissions
-from olm.cli.commands import Command, CommandFailed, Session
+from olm.cli.commands import Command, CommandFailed, Session, get_extension
 from olm.cli.leastprivilege import installer_rbac
 from olm.cli.parsing import Subparsers, command_parser, output_flag, positive
-from olm.cli.plan import Plan, ResolutionFailed, add_pull_flags, plan_install, pull_options
+from olm.cli.plan import CatalogReads, Plan, ResolutionFailed, add_pull_flags, plan_install, pull_options
 from olm.cli.progress import Display, Outcome, installed_outcome, poll_until
 from olm.cli.upgradepath import UpgradePath, upgrade_path
 from olm.operator_controller.resolve import Installed
 from olm_runtime.client import errors, kinds
 
-__all__ = ["COMMANDS", "add_commands", "blockers", "catalog_selector", "extension_object", "label_selector"]
+__all__ = [
+    "COMMANDS",
+    "add_commands",
+    "add_source_flags",
+    "blockers",
+    "catalog_selector",
+    "extension_object",
+    "label_selector",
+]
 
 DEFAULT_TIMEOUT = 300
 GRANT_PROPAGATION_SECONDS = 10
@@ -119,13 +127,6 @@ async def _require_catalog(session: Session, name: str | None) -> None:
         await session.client.get(CLUSTER_CATALOG, name)
     except errors.NotFound:
         raise CommandFailed(f'clustercatalog "{name}" not found') from None
-
-
-async def _get_extension(session: Session, name: str) -> dict[str, Any]:
-    try:
-        return dict(await session.client.get(CLUSTER_EXTENSION, name))
-    except errors.NotFound:
-        raise CommandFailed(f'clusterextension "{name}" not found') from None
 
 
 async def _create_service_account(
@@ -278,7 +279,7 @@ def _installed(obj: dict[str, Any]) -> Installed:
 
 
 async def upgrade(session: Session, args: argparse.Namespace) -> int:
-    obj = await _get_extension(session, args.name)
+    obj = await get_extension(session, args.name)
     installed = _installed(obj)
     spec = obj["spec"]
     catalog = spec["source"]["catalog"]
@@ -290,6 +291,7 @@ async def upgrade(session: Session, args: argparse.Namespace) -> int:
         else catalog.get("upgradeConstraintPolicy", UpgradeConstraintPolicy.CATALOG_PROVIDED)
     )
     config = (spec.get("config") or {}).get("inline")
+    read: CatalogReads = {}
 
     async def plan_with(chosen_policy: str) -> Plan:
         return await plan_install(
@@ -304,6 +306,7 @@ async def upgrade(session: Session, args: argparse.Namespace) -> int:
             extension_name=args.name,
             upgrade_constraint_policy=chosen_policy,
             pull=pull_options(args),
+            read=read,
         )
 
     try:
@@ -435,6 +438,23 @@ def _timeout_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_source_flags(parser: argparse.ArgumentParser) -> None:
+    """`--channel`, `--catalog`, `--catalog-selector` and `--watch-namespace`: the spec fields a new
+    extension is planned with (`install` and `rbac`; read back with `catalog_selector(args)`)."""
+    parser.add_argument("--channel", action="append", metavar="C", help="channel to follow (repeatable)")
+    parser.add_argument("--catalog", metavar="NAME", help="only this ClusterCatalog")
+    parser.add_argument(
+        "--catalog-selector",
+        action="append",
+        type=label_selector,
+        metavar="KEY=VALUE",
+        help="only ClusterCatalogs with this label (repeatable)",
+    )
+    parser.add_argument(
+        "--watch-namespace", metavar="NS", help="the namespace the operator watches (spec.config.inline)"
+    )
+
+
 def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
     """Add this module's parsers (each with `command=` naming a key of `COMMANDS`)."""
     install_parser = command_parser(
@@ -456,20 +476,7 @@ def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
         help="create the ServiceAccount (and namespace) with the least-privilege RBAC of `olmctl rbac`",
     )
     install_parser.add_argument("--version", metavar="RANGE", help="version or version range")
-    install_parser.add_argument(
-        "--channel", action="append", metavar="C", help="channel to follow (repeatable)"
-    )
-    install_parser.add_argument("--catalog", metavar="NAME", help="only this ClusterCatalog")
-    install_parser.add_argument(
-        "--catalog-selector",
-        action="append",
-        type=label_selector,
-        metavar="KEY=VALUE",
-        help="only ClusterCatalogs with this label (repeatable)",
-    )
-    install_parser.add_argument(
-        "--watch-namespace", metavar="NS", help="the namespace the operator watches (spec.config.inline)"
-    )
+    add_source_flags(install_parser)
     install_parser.add_argument("--dry-run", action="store_true", help="preview only; change nothing")
     _timeout_flag(install_parser)
     add_pull_flags(install_parser)

@@ -36,6 +36,7 @@ from olm.operator_controller.unpack import ALL_NAMESPACES, OWN_NAMESPACE, SINGLE
 from olm.operator_controller.unpack.unpacker import BundleUnpacker, UnpackError
 
 __all__ = [
+    "CatalogReads",
     "Plan",
     "PullOptions",
     "ResolutionFailed",
@@ -92,6 +93,11 @@ def pull_options(args: argparse.Namespace) -> PullOptions:
         if cache_dir is None
         else PullOptions(ca_files=ca_files, cache_dir=cache_dir)
     )
+
+
+CatalogReads = dict[CatalogRef, dict[str, PackageContent]]
+"""Catalog versions already read, by ref: a command that plans several times (`rbac` per
+`--version`, `upgrade` when it retries as SelfCertified) reads each catalog once."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,10 +170,12 @@ async def plan_install(
     extension_name: str | None = None,
     upgrade_constraint_policy: str = UpgradeConstraintPolicy.CATALOG_PROVIDED,
     pull: PullOptions | None = None,
+    read: CatalogReads | None = None,
 ) -> Plan:
     """Resolve, unpack and render as operator-controller would for a ClusterExtension with these
-    fields (`installed`: the bundle installed now, for upgrades). Every failure a user can act on
-    raises `CommandFailed` with operator-controller's wording where it has one."""
+    fields (`installed`: the bundle installed now, for upgrades; `read`: catalogs read by earlier
+    plans of the same command). Every failure a user can act on raises `CommandFailed` with
+    operator-controller's wording where it has one."""
     source = catalog_filter(
         package,
         version=version,
@@ -175,7 +183,7 @@ async def plan_install(
         catalog_selector=catalog_selector,
         upgrade_constraint_policy=upgrade_constraint_policy,
     )
-    gathered = await _gather(session, source)
+    gathered = await _gather(session, source, {} if read is None else read)
     try:
         resolution = resolve(
             source,
@@ -223,20 +231,19 @@ class ResolutionFailed(CommandFailed):
     """No bundle satisfies the request; the message is operator-controller's."""
 
 
-async def _gather(session: Session, source: CatalogFilter) -> Gathered:
+async def _gather(session: Session, source: CatalogFilter, read: CatalogReads) -> Gathered:
     """The selected catalogs' content for the package, or a one-line reason why there is none."""
     catalogs = [dict(c) for c in (await session.client.list(CLUSTER_CATALOG)).items]
-    whole: dict[str, dict[str, PackageContent]] = {}
     failures: dict[str, str] = {}
 
     async def read_package(ref: CatalogRef, package: str) -> PackageContent:
-        if ref.name not in whole:
+        if ref not in read:
             try:
-                whole[ref.name] = await read_catalog(session.source, ref)
+                read[ref] = await read_catalog(session.source, ref)
             except CatalogClientError as err:
                 failures[ref.name] = err.message  # the condition wording drops the detail; a CLI shows it
                 raise
-        return whole[ref.name].get(package) or PackageContent(name=package)
+        return read[ref].get(package) or PackageContent(name=package)
 
     gathered = await gather_from(catalogs, read_package, source)
     package = source.package_name

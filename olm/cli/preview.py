@@ -14,6 +14,7 @@ from olm.api import conditions as api
 from olm.cli import render
 from olm.cli.checks import CRDSafety, Permissions
 from olm.cli.plan import Plan
+from olm.cli.progress import condition
 from olm.cli.upgradepath import UpgradePath
 from olm.operator_controller.unpack import ALL_NAMESPACES
 
@@ -168,20 +169,13 @@ def plan_data(
     return data
 
 
-def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
-    for item in (obj.get("status") or {}).get("conditions") or ():
-        if item.get("type") == kind:
-            return dict(item)
-    return {}
-
-
 def extension_row(obj: Mapping[str, Any]) -> dict[str, Any]:
     """What `list` shows of one ClusterExtension."""
     spec = obj.get("spec") or {}
     catalog = (spec.get("source") or {}).get("catalog") or {}
     bundle = (((obj.get("status") or {}).get("install") or {}).get("bundle")) or {}
-    installed = _condition(obj, api.TYPE_INSTALLED)
-    progressing = _condition(obj, api.TYPE_PROGRESSING)
+    installed = condition(obj, api.TYPE_INSTALLED)
+    progressing = condition(obj, api.TYPE_PROGRESSING)
     return {
         "name": obj["metadata"]["name"],
         "package": catalog.get("packageName", ""),

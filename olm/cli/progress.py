@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from olm.api import conditions as api
 from olm.cli.commands import CommandFailed
+from olm_runtime import conditions
 
 __all__ = ["Display", "Outcome", "condition", "installed_outcome", "poll_until"]
 
@@ -29,10 +30,7 @@ _GREEN, _YELLOW, _RED, _RESET = "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[0m"
 
 def condition(obj: Mapping[str, Any] | None, kind: str) -> dict[str, Any]:
     """The condition `kind` of `obj`, or {} when it has none."""
-    for item in ((obj or {}).get("status") or {}).get("conditions") or ():
-        if item.get("type") == kind:
-            return dict(item)
-    return {}
+    return dict(conditions.find(((obj or {}).get("status") or {}).get("conditions") or (), kind) or {})
 
 
 @dataclass(frozen=True)

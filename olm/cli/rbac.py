@@ -15,10 +15,10 @@ import yaml
 
 from olm.cli import render
 from olm.cli.commands import Command, Session
-from olm.cli.install import catalog_selector, label_selector
+from olm.cli.install import add_source_flags, catalog_selector
 from olm.cli.leastprivilege import installer_rbac
 from olm.cli.parsing import Subparsers, command_parser, output_flag
-from olm.cli.plan import add_pull_flags, plan_install, pull_options
+from olm.cli.plan import CatalogReads, add_pull_flags, plan_install, pull_options
 
 __all__ = ["COMMANDS", "add_commands"]
 
@@ -38,6 +38,9 @@ _Dumper.add_representer(list, _represent_list)
 async def rbac(session: Session, args: argparse.Namespace) -> int:
     extension = args.extension_name or args.package
     config = {"watchNamespace": args.watch_namespace} if args.watch_namespace else None
+    selector = catalog_selector(args)
+    pull = pull_options(args)
+    read: CatalogReads = {}
     objects: list[dict[str, Any]] = []
     for version in args.version or [None]:
         plan = await plan_install(
@@ -46,10 +49,11 @@ async def rbac(session: Session, args: argparse.Namespace) -> int:
             namespace=args.namespace,
             version=version,
             channels=args.channel or (),
-            catalog_selector=catalog_selector(args),
+            catalog_selector=selector,
             config=config,
             extension_name=extension,
-            pull=pull_options(args),
+            pull=pull,
+            read=read,
         )
         objects += plan.objects
     manifests = installer_rbac(
@@ -91,17 +95,6 @@ def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
         help="a version or range to cover; repeat it to cover each version an upgrade passes through "
         "(default: the version operator-controller would install)",
     )
-    parser.add_argument("--channel", action="append", metavar="C", help="channel to follow (repeatable)")
-    parser.add_argument("--catalog", metavar="NAME", help="only this ClusterCatalog")
-    parser.add_argument(
-        "--catalog-selector",
-        action="append",
-        type=label_selector,
-        metavar="KEY=VALUE",
-        help="only ClusterCatalogs with this label (repeatable)",
-    )
-    parser.add_argument(
-        "--watch-namespace", metavar="NS", help="the namespace the operator watches (spec.config.inline)"
-    )
+    add_source_flags(parser)
     add_pull_flags(parser)
     output_flag(parser, ("yaml", "json"))
