@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from e2e.catalogs import delete_catalog
+from e2e.cli.test_olmctl import Olmctl
 from e2e.extensions import Extensions, condition, unique
 from hack.crdgen import install as crds
 from hack.images import realdata
@@ -229,6 +230,12 @@ async def fixture_catalog(
         yield served
     finally:
         await delete_catalog(kube, served.name)
+
+
+@pytest.fixture
+def olmctl(control_plane: ControlPlane) -> Olmctl:
+    """olmctl run as a subprocess against the session's cluster (the olmctl_* test modules)."""
+    return Olmctl(control_plane.kubeconfig, control_plane.ca_file)
 
 
 # --- installer service accounts ----------------------------------------------------------------

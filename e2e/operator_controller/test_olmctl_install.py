@@ -39,11 +39,6 @@ CRD = "sleepinfos.kube-green.com"
 
 
 @pytest.fixture
-def olmctl(control_plane: ControlPlane) -> Olmctl:
-    return Olmctl(control_plane.kubeconfig, control_plane.ca_file)
-
-
-@pytest.fixture
 def pull(registry: Registry, tmp_path: Path) -> tuple[str, ...]:
     """The flags that let olmctl pull bundles from the session's registry."""
     return ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))

@@ -75,15 +75,9 @@ class Proof:
     """The resources (last segment of the path) of its `create` requests."""
 
 
-@pytest.fixture
-def olmctl(control_plane: ControlPlane) -> Olmctl:
-    return Olmctl(control_plane.kubeconfig, control_plane.ca_file)
-
-
 Pull = Callable[[str], tuple[str, ...]]
 """`pull(name)`: the flags that let olmctl pull bundles from the session's registry, with a cache
-directory of its own for `name`: the blob cache sweeps unfinished downloads when it opens, including
-those of another olmctl process using the same directory."""
+directory of its own for `name`."""
 
 
 @pytest.fixture

@@ -14,8 +14,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from e2e.cli.test_olmctl import Olmctl, Result
 from e2e.operator_controller.conftest import (
     Extensions,
@@ -32,11 +30,6 @@ from olm.operator_controller.resolve import Advice
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
-
-
-@pytest.fixture
-def olmctl(control_plane: ControlPlane) -> Olmctl:
-    return Olmctl(control_plane.kubeconfig, control_plane.ca_file)
 
 
 def _fields(text: str) -> dict[str, str]:
