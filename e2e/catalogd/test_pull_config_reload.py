@@ -9,16 +9,14 @@ process (same PID, still running) serving the catalog it could not pull at first
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import json
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from e2e.catalogd.conftest import Catalogs, catalog_object, condition, push_catalog, unique, write_catalog
 from e2e.kubeletvolume import project
-from e2e.oci.authregistry import htpasswd_registry
+from e2e.oci.authregistry import PASSWORD, SECRET, USER, dockerconfigjson, htpasswd_registry, pull_secret
 from hack.images.registry import RegistryClient as PushClient
 from hack.processes import CatalogdProcess
 from olm import pullconfig
@@ -27,26 +25,6 @@ from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.pki import CertificateAuthority
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
-
-SECRET = "olm-global-pull-secret"
-USER, PASSWORD = "alice", "correct horse"
-
-
-def pull_secret(namespace: str, data: dict[str, bytes], *, type: str = "Opaque") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": SECRET, "namespace": namespace},
-        "type": type,
-        "data": {key: base64.b64encode(value).decode() for key, value in data.items()},
-    }
-
-
-def dockerconfigjson(namespace: str, host: str, password: str) -> dict[str, Any]:
-    auths = {"auths": {host: {"username": USER, "password": password}}}
-    return pull_secret(
-        namespace, {".dockerconfigjson": json.dumps(auths).encode()}, type="kubernetes.io/dockerconfigjson"
-    )
 
 
 @contextlib.asynccontextmanager

@@ -26,6 +26,7 @@ import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from cryptography import x509
@@ -204,3 +205,27 @@ async def token_registry(
         if pid is not None:
             process.stop(pid)
         await runner.cleanup()
+
+
+# --- the global pull Secret for such a registry ---------------------------------------------------
+
+SECRET = "olm-global-pull-secret"
+"""The name the shipped RBAC lets both processes watch (`--global-pull-secret`)."""
+USER, PASSWORD = "alice", "correct horse"
+
+
+def pull_secret(namespace: str, data: dict[str, bytes], *, type: str = "Opaque") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": SECRET, "namespace": namespace},
+        "type": type,
+        "data": {key: base64.b64encode(value).decode() for key, value in data.items()},
+    }
+
+
+def dockerconfigjson(namespace: str, host: str, password: str) -> dict[str, Any]:
+    auths = {"auths": {host: {"username": USER, "password": password}}}
+    return pull_secret(
+        namespace, {".dockerconfigjson": json.dumps(auths).encode()}, type="kubernetes.io/dockerconfigjson"
+    )

@@ -11,14 +11,11 @@ the session's process is started again afterwards, also when the test fails.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import json
 from pathlib import Path
-from typing import Any
 
 from e2e.kubeletvolume import project
-from e2e.oci.authregistry import htpasswd_registry
+from e2e.oci.authregistry import PASSWORD, SECRET, USER, dockerconfigjson, htpasswd_registry
 from e2e.operator_controller.conftest import CustomCatalogs, Extensions, Installer, unique
 from hack.images import realdata
 from hack.images.registry import RegistryClient
@@ -27,20 +24,6 @@ from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.pki import CertificateAuthority
 from olm_runtime.testing.registry import Registry
-
-SECRET = "olm-global-pull-secret"
-USER, PASSWORD = "alice", "correct horse"
-
-
-def dockerconfigjson(namespace: str, host: str) -> dict[str, Any]:
-    auths = json.dumps({"auths": {host: {"username": USER, "password": PASSWORD}}}).encode()
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": SECRET, "namespace": namespace},
-        "type": "kubernetes.io/dockerconfigjson",
-        "data": {".dockerconfigjson": base64.b64encode(auths).decode()},
-    }
 
 
 async def test_bundle_pull_recovers_after_ca_bundle_and_pull_secret_arrive(
@@ -98,7 +81,7 @@ async def test_bundle_pull_recovers_after_ca_bundle_and_pull_secret_arrive(
                 timeout=90,
             )
 
-            await kube.create(dockerconfigjson(namespace, auth.host))
+            await kube.create(dockerconfigjson(namespace, auth.host, PASSWORD))
             found = await extensions.wait_condition(
                 name, "Installed", "True", reason="Succeeded", timeout=180
             )
