@@ -179,13 +179,7 @@ async def _demo(
 async def _prepare(kubeconfig: Path) -> None:
     config = await load_config(kubeconfig=kubeconfig)
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
-        await crds.install(client, field_manager=FIELD_MANAGER)
-        namespace = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
-        }
-        await client.apply(namespace, force=True)
+        await crds.install_with_system_namespace(client, field_manager=FIELD_MANAGER)
 
 
 def _mode_file() -> Path:

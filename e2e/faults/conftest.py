@@ -14,7 +14,6 @@ import pytest
 
 from e2e.faults import Figures
 from hack.crdgen import install as crds
-from olm.api import names
 from olm_runtime.client import Client, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 
@@ -33,13 +32,7 @@ async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
     the system namespace created (the drills start the processes themselves)."""
     config = await load_config(kubeconfig=control_plane.kubeconfig)
     async with await Client.connect(config, field_manager="e2e-faults") as client:
-        await crds.install(client, field_manager="e2e-crds")
-        namespace = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
-        }
-        await client.apply(namespace, force=True)
+        await crds.install_with_system_namespace(client, field_manager="e2e-crds")
         yield client
 
 

@@ -93,9 +93,7 @@ async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
 @pytest.fixture(scope="session")
 async def olm_crds(kube: Client) -> None:
     """The OLM CRDs installed and served, and the system namespace created."""
-    await crds.install(kube, field_manager="e2e-crds")
-    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE}}
-    await kube.apply(namespace, field_manager=FIELD_MANAGER, force=True)
+    await crds.install_with_system_namespace(kube, field_manager="e2e-crds")
 
 
 @pytest.fixture(scope="session")

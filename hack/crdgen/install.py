@@ -33,3 +33,15 @@ async def install(client: Client, *, field_manager: str = "olm-crds", timeout: f
                         f"{resource.info.crd_name} is not served after {timeout:.0f}s"
                     ) from None
                 await asyncio.sleep(0.1)
+
+
+async def install_with_system_namespace(client: Client, *, field_manager: str = "olm-crds") -> None:
+    """The CRDs (as `install`) and the system Namespace: what catalogd and operator-controller need
+    on a cluster before they start as processes."""
+    await install(client, field_manager=field_manager)
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
+    }
+    await client.apply(namespace, field_manager=field_manager, force=True)

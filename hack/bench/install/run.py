@@ -428,13 +428,7 @@ def ms(values: Sequence[float]) -> str:
 
 async def prepare(kube: Client) -> None:
     """The OLM CRDs and the system namespace, which both processes need before they start."""
-    await crds.install(kube, field_manager=FIELD_MANAGER)
-    namespace = {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": names.DEFAULT_SYSTEM_NAMESPACE},
-    }
-    await kube.apply(namespace, force=True)
+    await crds.install_with_system_namespace(kube, field_manager=FIELD_MANAGER)
 
 
 async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argparse.Namespace) -> None:
