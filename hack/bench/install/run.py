@@ -537,8 +537,8 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
 
     report.print_summary()
     print(
-        f"machine: {os.cpu_count()} cores shared with other work; peer: none (upstream's Go "
-        "operator-controller is not buildable here)"
+        f"machine: {os.cpu_count()} cores shared with other work; ours only (make bench-upstream runs "
+        "upstream's operator-controller beside it)"
     )
 
 
