@@ -1,10 +1,12 @@
 """Fault drill: operator-controller SIGKILLed at random moments while extensions of real bundles
 are installed, upgraded and removed, cycle after cycle.
 
-The module runs a catalogd of its own and one operator-controller that a killer task SIGKILLs
-after a random time up (seeded; the seed is printed, `OLMPY_SEED` replays one) and starts again
-at once. Meanwhile each cycle installs upstream's test-operator 1.0.0 in a fresh namespace,
-upgrades it to 1.2.0 and removes it. After each step converges, checked against the API server:
+The module runs a catalogd of its own and one operator-controller. Each cycle installs
+upstream's test-operator 1.0.0 in a fresh namespace, upgrades it to 1.2.0 and removes it. Every
+step arms a killer task that SIGKILLs operator-controller a random time later (seeded; the seed is
+printed, `OLMPY_SEED` replays one) and starts it again at once. A step arms only once the previous
+step's kill has landed, so every step meets exactly one kill, wherever it happens to be by then.
+After each step converges, checked against the API server:
 
 - no orphan revision Secret: every Secret labelled with the extension is referenced by one of
   its revisions and owned by that revision (and none is left once the extension is gone);
@@ -45,10 +47,12 @@ from olm_runtime.testing.registry import Registry
 
 SYSTEM_NAMESPACE = names.DEFAULT_SYSTEM_NAMESPACE
 CYCLES, SOAK_CYCLES = 6, 20
-UP_SECONDS = (0.1, 2.5)
-"""How long operator-controller runs between being ready and being killed: long enough for a
-step to finish now and then (a cycle takes about 2 s without kills), short enough to land kills
-in every step."""
+KILL_AFTER = (0.1, 2.5)
+"""When an armed kill lands: seconds after the step arms it, just before its write (or after
+operator-controller is ready again, if it is still recovering from the previous kill). A step takes
+about 0.7 s without kills, so some kills land mid-reconcile and some after the step converged, in
+the checks or in the next step's write."""
+STEPS_PER_CYCLE = 3
 STEP_TIMEOUT = 240.0
 NAMESPACED = (
     kinds.CONFIG_MAP,
@@ -93,30 +97,51 @@ async def catalog(kube: Client, catalogd: CatalogdProcess, registry: Registry) -
 
 @dataclass
 class Killer:
-    """SIGKILLs `process` a random time after each start, and starts it again at once."""
+    """SIGKILLs `process` once per `arm()`, a random time later, and starts it again at once."""
 
     process: OperatorControllerProcess
     rng: random.Random
     kills: int = 0
+    armed: asyncio.Queue[None] = field(default_factory=asyncio.Queue, repr=False)
     task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    async def arm(self) -> None:
+        """Arm the next kill once the previous one has landed, so each step meets its own kill."""
+        await self.landed()
+        self.armed.put_nowait(None)
+
+    async def landed(self) -> None:
+        """Wait until every armed kill has landed; raises what made the killer fail, if it did."""
+        assert self.task is not None
+        joined = asyncio.ensure_future(self.armed.join())
+        await asyncio.wait([joined, self.task], timeout=120, return_when=asyncio.FIRST_COMPLETED)
+        joined.cancel()
+        if self.task.done():
+            self.task.result()
+        assert self.armed.empty(), "the armed kill did not land within 120 s"
 
     async def _run(self) -> None:
         while True:
+            await self.armed.get()
             await self.process.wait_ready(timeout=120)
-            await asyncio.sleep(self.rng.uniform(*UP_SECONDS))  # when the crash comes: the fault
+            await asyncio.sleep(self.rng.uniform(*KILL_AFTER))  # when the crash comes: the fault
             assert self.process.kill() == -9, self.process.log_tail()
             self.kills += 1
             self.process.start()
+            self.armed.task_done()
 
     def start(self) -> None:
         self.task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
-        """Stop killing; operator-controller is left running and ready."""
+        """Land the kill still armed, then stop; operator-controller is left running and ready."""
         if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task  # raises what made the killer fail, if it did
+            try:
+                await self.landed()
+            finally:
+                self.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self.task
         if self.process.process is None:
             self.process.start()
         await self.process.wait_ready(timeout=120)
@@ -203,7 +228,7 @@ async def settled(extensions: Extensions, name: str, active: str) -> None:
     await eventually(one_active, what=f"{name} to report only {active} active", timeout=STEP_TIMEOUT)
 
 
-async def one_cycle(kube: Client, catalog: str, tally: Tally) -> None:
+async def one_cycle(kube: Client, catalog: str, killer: Killer, tally: Tally) -> None:
     """Install 1.0.0, upgrade to 1.2.0, remove; count what breaks an invariant at each step."""
     namespace = unique("t-sigkill")
     await kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
@@ -222,15 +247,18 @@ async def one_cycle(kube: Client, catalog: str, tally: Tally) -> None:
             selector=selector,
             upgrade_policy="SelfCertified",
         )
+        await killer.arm()
         await wait_installed(extensions, name, "1.0.0", timeout=STEP_TIMEOUT)
         await settled(extensions, name, f"{name}-1")
         await check_converged(kube, tally, name, namespace, {f"{name}-1": "Active"})
 
         await extensions.patch_spec(name, {"source": {"catalog": {"version": "1.2.0"}}})
+        await killer.arm()
         await wait_installed(extensions, name, "1.2.0", timeout=STEP_TIMEOUT)
         await settled(extensions, name, f"{name}-2")
         await check_converged(kube, tally, name, namespace, {f"{name}-1": "Archived", f"{name}-2": "Active"})
 
+        await killer.arm()
         await extensions.delete_and_wait_gone(name, timeout=STEP_TIMEOUT)
 
         async def released() -> bool:  # the garbage collector removes what the revisions owned
@@ -275,7 +303,7 @@ async def test_sigkill_cycles_converge_without_orphans_duplicates_or_double_owne
     killer.start()
     try:
         for _ in range(cycles):
-            await one_cycle(kube, catalog, tally)
+            await one_cycle(kube, catalog, killer, tally)
     finally:
         await killer.stop()
         figures(
@@ -294,4 +322,4 @@ async def test_sigkill_cycles_converge_without_orphans_duplicates_or_double_owne
     assert tally.orphans == []
     assert tally.duplicates == []
     assert tally.doubly_owned == []
-    assert killer.kills >= cycles, "kills should land in every cycle"
+    assert killer.kills == STEPS_PER_CYCLE * cycles, "every step's kill should land"
