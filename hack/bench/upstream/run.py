@@ -193,6 +193,7 @@ class Fetch:
     status: int
     size: int
     validators: dict[str, str]
+    cipher: str
 
 
 async def fetch(
@@ -200,11 +201,16 @@ async def fetch(
 ) -> Fetch:
     started = time.perf_counter()
     async with session.get(url, ssl=context, headers=headers) as response:
+        # The cipher each server picks for the same client decides much of a plain body's cost.
+        transport = response.connection.transport if response.connection else None
+        cipher = transport.get_extra_info("cipher") if transport else None
         size = 0
         async for chunk in response.content.iter_chunked(1 << 20):
             size += len(chunk)
-        validators = {k: v for k, v in response.headers.items() if k in ("ETag", "Last-Modified")}
-        return Fetch(time.perf_counter() - started, response.status, size, validators)
+        validators = {k: response.headers[k] for k in ("ETag", "Last-Modified") if k in response.headers}
+        return Fetch(
+            time.perf_counter() - started, response.status, size, validators, str(cipher and cipher[0])
+        )
 
 
 async def measure_http(s: Side, table: Table, catalog_name: str, runs: int) -> None:
@@ -224,6 +230,10 @@ async def measure_http(s: Side, table: Table, catalog_name: str, runs: int) -> N
                     f"GET {label} ({encoding})", "s", s.name, statistics.median(x.seconds for x in samples)
                 )
                 table.record(f"GET {label} ({encoding}) bytes", "B", s.name, samples[-1].size)
+            if label == "all":
+                print(
+                    f"  {s.name:<8} TLS cipher negotiated with the benchmark's client: {samples[-1].cipher}"
+                )
             first = await fetch(session, url, context, {"Accept-Encoding": "gzip"})
             conditional = {"Accept-Encoding": "gzip"}
             if "ETag" in first.validators:
