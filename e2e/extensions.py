@@ -10,9 +10,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from hack.installer import wait_custom_resources_served
 from olm.api import names
 from olm.api.kinds import CLUSTER_EXTENSION
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds
+from olm_runtime.client import Client, errors
 from olm_runtime.testing.poll import eventually
 
 
@@ -140,25 +141,8 @@ class Extensions:
             self.created.remove(name)
 
     async def _wait_custom_resources_served(self, name: str) -> None:
-        """Wait until the API server serves the kinds of the extension's CRDs. Deleting a CRD whose
-        storage is still initializing makes the API server's CRD finalizer fail ("storage is
-        (re)initializing") and back off for minutes; a CRD deleted seconds after it was created,
-        as tests do, would then hold up the extension's removal far beyond any timeout."""
+        """Wait until the API server serves the kinds of the extension's CRDs (see
+        `wait_custom_resources_served`: deleting them sooner can stall the removal for minutes)."""
         if len(name) > 63:
             return  # not a label value: the extension installed nothing
-        crds = await self.kube.list(
-            kinds.CUSTOM_RESOURCE_DEFINITION, label_selector=f"{names.OWNER_NAME_LABEL}={name}"
-        )
-        for crd in crds.items:
-            spec = crd["spec"]
-            storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
-            gvk = GroupVersionKind(spec["group"], storage, spec["names"]["kind"])
-
-            async def served(gvk: GroupVersionKind = gvk) -> bool:
-                try:
-                    await self.kube.list(gvk, page_size=1)
-                except (errors.APIError, LookupError):
-                    return False
-                return True
-
-            await eventually(served, what=f"{gvk} to be served", timeout=60)
+        await wait_custom_resources_served(self.kube, label_selector=f"{names.OWNER_NAME_LABEL}={name}")

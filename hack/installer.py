@@ -3,7 +3,8 @@ permissions are not what is being exercised (benchmarks, e2e suites)."""
 
 from __future__ import annotations
 
-from olm_runtime.client import Client
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds
+from olm_runtime.testing.poll import eventually
 
 
 async def create_cluster_admin_account(kube: Client, namespace: str, account: str, *, binding: str) -> None:
@@ -24,3 +25,27 @@ async def create_cluster_admin_account(kube: Client, namespace: str, account: st
             "subjects": [{"kind": "ServiceAccount", **subject}],
         }
     )
+
+
+async def wait_custom_resources_served(
+    kube: Client, *, label_selector: str | None = None, timeout: float = 60.0
+) -> None:
+    """Wait until the API server serves the kinds of the CRDs `label_selector` picks (all CRDs
+    without one). A CRD deleted while its storage is still initializing makes the API server's CRD
+    finalizer fail ("storage is (re)initializing") and back off for minutes, so an extension removed
+    seconds after its install would hang in removal far beyond any timeout; waiting here first
+    avoids that."""
+    crds = await kube.list(kinds.CUSTOM_RESOURCE_DEFINITION, label_selector=label_selector)
+    for crd in crds.items:
+        spec = crd["spec"]
+        storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
+        gvk = GroupVersionKind(spec["group"], storage, spec["names"]["kind"])
+
+        async def served(gvk: GroupVersionKind = gvk) -> bool:
+            try:
+                await kube.list(gvk, page_size=1)
+            except (errors.APIError, LookupError):
+                return False
+            return True
+
+        await eventually(served, what=f"{gvk} to be served", timeout=timeout)

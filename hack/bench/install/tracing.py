@@ -48,6 +48,7 @@ from hack.bench.install.run import (
 )
 from hack.controlplane import build
 from hack.images.registry import RegistryClient
+from hack.installer import wait_custom_resources_served
 from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm.api.kinds import CLUSTER_EXTENSION
 from olm_runtime.client import Client, errors, load_config
@@ -101,6 +102,7 @@ async def delete_all(kube: Client, indices: range) -> None:
     """Delete the phase's extensions and wait until they are gone, so every phase starts with the
     same objects in operator-controller's caches."""
     extension_names = [f"bench-{synthetic.package_name(i)}" for i in indices]
+    await wait_custom_resources_served(kube)
     for name in extension_names:
         with contextlib.suppress(errors.NotFound):
             await kube.delete(CLUSTER_EXTENSION, name)

@@ -53,6 +53,7 @@ from hack.bench.upstream.sides import Side, side
 from hack.images import realdata
 from hack.images.layout import catalog_image
 from hack.images.registry import Reference
+from hack.installer import wait_custom_resources_served
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm_runtime.client import errors
 
@@ -266,6 +267,7 @@ async def install_one(s: Side, package: str, version: str, catalog_name: str, ro
     await s.kube.create(extension(name, package, name, account, catalog=catalog_name, version=version))
     await until(lambda: installed(s, name), f"{s.name} {name} to be Installed")
     seconds = time.perf_counter() - started
+    await wait_custom_resources_served(s.kube)
     await s.kube.delete(CLUSTER_EXTENSION, name)
     await gone(s, CLUSTER_EXTENSION, name)
     return seconds
