@@ -97,6 +97,7 @@ class Content:
         async with self._locks.setdefault(name, asyncio.Lock()):
             stored = self.served(name, reference.digest)
             if stored is not None:
+                self.storage.compress(stored)  # stored before a restart that cut its compression short
                 return Ensured(stored, unpacked=False)
             started = time.monotonic()
             result: metrics.UnpackResult | None = metrics.UnpackResult.ERROR

@@ -9,7 +9,8 @@
   content, and of the query for `metas`; `-gzip` appended for the gzip encoding), and answer
   `If-None-Match` / `If-Modified-Since` with 304 and `If-Match` / `If-Unmodified-Since` with 412.
 - gzip when `Accept-Encoding` allows it and the body is over `gzip_min_bytes`: `all`, and a `metas`
-  answer that is the whole catalog, were compressed once at store time; other `metas` answers are
+  answer that is the whole catalog, from the file compressed once per version after it was stored
+  (identity, or compressed while streaming, until that file exists); other `metas` answers are
   compressed off the event loop, once per catalog version and query, and kept in memory up to
   `metas_gzip_cache_bytes` (`gzipcache`); answers too large for it are compressed while streaming.
 - 400 for a name that is not a DNS-1123 subdomain, 404 for a catalog not being served, 405 (with
@@ -172,8 +173,10 @@ class CatalogServer:
     async def _all(self, request: web.Request) -> web.StreamResponse:
         stored = self._catalog(request)
         tag = stored.content_hash[:40]
+        # Until the background compression has written the gzip form, `all` goes out as it is.
+        gzip_size = stored.gzip_size()
         gzip_ok = conditional.accepts_gzip(request.headers.get("Accept-Encoding"))
-        gzip_ok = gzip_ok and stored.size >= self.options.gzip_min_bytes
+        gzip_ok = gzip_ok and stored.size >= self.options.gzip_min_bytes and gzip_size is not None
         headers = _common_headers(stored)
         headers["Accept-Ranges"] = "bytes"
         etags = (f'"{tag}"', f'"{tag}-gzip"')
@@ -194,9 +197,9 @@ class CatalogServer:
                 headers["Content-Range"] = byte_range.content_range(stored.size)
                 sections = [(byte_range.start, byte_range.length)]
                 return await self._send(request, headers, stored.all_path, sections, status=206)
-        if gzip_ok:
+        if gzip_ok and gzip_size is not None:
             headers.update({"ETag": etags[1], "Content-Encoding": "gzip"})
-            return await self._send(request, headers, stored.gzip_path, [(0, stored.gzip_size)])
+            return await self._send(request, headers, stored.gzip_path, [(0, gzip_size)])
         headers["ETag"] = etags[0]
         return await self._send(request, headers, stored.all_path, [(0, stored.size)])
 
@@ -227,8 +230,9 @@ class CatalogServer:
             return early
         if gzip_ok:
             headers.update({"ETag": etags[1], "Content-Encoding": "gzip"})
-            if sections == [(0, stored.size)]:
-                return await self._send(request, headers, stored.gzip_path, [(0, stored.gzip_size)])
+            whole = stored.gzip_size() if sections == [(0, stored.size)] else None
+            if whole is not None:
+                return await self._send(request, headers, stored.gzip_path, [(0, whole)])
             if self._bodies.cacheable(length):
                 return await self._send_compressed(request, headers, stored.all_path, sections, key=tag)
             return await self._send(request, headers, stored.all_path, sections, compress=True)

@@ -5,7 +5,8 @@ Layout under the storage root:
     <catalog>/current              symlink to the data directory being served
     <catalog>/<key>.<random>/      one stored version (`key` is the image digest, `sha256-<hex>`)
         all.jsonl                  every meta, one compact JSON object per line, in catalog order
-        all.jsonl.gz               the same, gzip-compressed once at store time
+        all.jsonl.gz               the same, gzip-compressed after the version is served
+        .all.jsonl.gz.partial      that file while it is being written
         index.json                 byte offsets by schema, package and name (see `index`)
         info.json                  digest, content hash, sizes, count, time stored
     <catalog>/.staging-<random>/   a version being written (removed if anything fails)
@@ -14,6 +15,8 @@ Layout under the storage root:
 renames it into place and then swaps `current` with an atomic `rename` of a fresh symlink, so a
 reader sees the old content or the new, never a mix; the previous version is deleted afterwards
 (files a reader already opened stay readable). `delete` removes `current` first, then the data.
+The gzip form is written afterwards, in the background (`compress`): a large catalog is served as
+soon as its plain form is stored, in the identity encoding until the compressed file is there.
 The controller decides what is served by calling `store` and `delete`; the HTTP server only reads
 (`get`). Memory stays flat while storing: one meta and the index are held, nothing else.
 """
@@ -26,6 +29,7 @@ import hashlib
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -35,9 +39,10 @@ from typing import Any
 
 import orjson
 
-from olm.catalogd.compress import BackgroundGzip
+from olm.catalogd import compress
 from olm.catalogd.index import CatalogIndex
 from olm.fbc import Meta
+from olm_runtime.logging import get_logger
 
 CURRENT = "current"
 ALL = "all.jsonl"
@@ -45,6 +50,7 @@ ALL_GZIP = "all.jsonl.gz"
 INDEX = "index.json"
 INFO = "info.json"
 _BUFFER = 1 << 20
+_log = get_logger("catalogd.storage")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +63,11 @@ class StoredCatalog:
     content_hash: str
     """sha256 of `all.jsonl`: the basis of the strong ETags."""
     size: int
-    gzip_size: int
     count: int
     stored_at: float
     """Unix time the version was stored: the `Last-Modified` of its responses."""
     _index: list[CatalogIndex] = field(default_factory=list, repr=False, compare=False)
+    _gzip_size: list[int] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def all_path(self) -> Path:
@@ -70,6 +76,15 @@ class StoredCatalog:
     @property
     def gzip_path(self) -> Path:
         return self.directory / ALL_GZIP
+
+    def gzip_size(self) -> int | None:
+        """Bytes of `all.jsonl.gz`; None until the background compression has written it."""
+        if not self._gzip_size:
+            try:
+                self._gzip_size.append(self.gzip_path.stat().st_size)
+            except FileNotFoundError:
+                return None
+        return self._gzip_size[0]
 
     def loaded_index(self) -> CatalogIndex | None:
         """The index if it is already in memory (so a caller on the event loop need not read it)."""
@@ -117,6 +132,8 @@ class Storage:
         self.gzip_level = gzip_level
         self._versions: dict[tuple[str, str], StoredCatalog] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._compressing: dict[Path, tuple[asyncio.Task[None], threading.Event]] = {}
+        """Version directory -> its compression in flight and the event that stops it."""
         root.mkdir(parents=True, exist_ok=True)
 
     def recover(self) -> None:
@@ -128,6 +145,8 @@ class Storage:
             for entry in catalog.iterdir():
                 if entry.name not in (CURRENT, served):
                     _remove(entry)
+            if served is not None:
+                compress.partial_path(catalog / served / ALL_GZIP).unlink(missing_ok=True)
 
     async def store(self, name: str, digest: str, metas: Iterable[Meta]) -> StoredCatalog:
         """Write `metas` as catalog `name` at `digest` and serve it; blocking work runs in a thread.
@@ -138,10 +157,64 @@ class Storage:
         """
         _check(name)
         async with self._locks.setdefault(name, asyncio.Lock()):
-            stored = await asyncio.to_thread(self._store, name, digest, metas)
+            # The version being replaced is deleted at the end; its compression must not race that.
+            await self._stop_compressing(name)
+            try:
+                stored = await asyncio.to_thread(self._store, name, digest, metas)
+            except BaseException:
+                served = self.get(name)
+                if served is not None:
+                    self.compress(served)  # still served: its gzip form is still wanted
+                raise
             self._versions = {k: v for k, v in self._versions.items() if k[0] != name}
             self._versions[(name, stored.directory.name)] = stored
-            return stored
+        self.compress(stored)
+        return stored
+
+    def compress(self, stored: StoredCatalog) -> None:
+        """Write `stored`'s gzip form in the background unless it is there or being written; a
+        failure (a full disk) is logged, and a later call tries again."""
+        if stored.directory in self._compressing or stored.gzip_size() is not None:
+            return
+        stop = threading.Event()
+        task = asyncio.get_running_loop().create_task(
+            self._compress(stored, stop), name=f"gzip {stored.name}"
+        )
+        self._compressing[stored.directory] = (task, stop)
+        task.add_done_callback(lambda _: self._compressing.pop(stored.directory, None))
+
+    async def _stop_compressing(self, name: str) -> None:
+        for directory, (task, stop) in list(self._compressing.items()):
+            if directory.parent.name == name:
+                stop.set()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def _compress(self, stored: StoredCatalog, stop: threading.Event) -> None:
+        started = time.monotonic()
+        try:
+            size = await asyncio.to_thread(
+                compress.compress_file, stored.all_path, stored.gzip_path, level=self.gzip_level, stop=stop
+            )
+        except asyncio.CancelledError:
+            stop.set()  # the thread cannot be cancelled; it stops at its next read
+            raise
+        except (FileNotFoundError, compress.Stopped):
+            return  # replaced or deleted meanwhile: nothing left to compress
+        except OSError as error:
+            _log.warning("storage.compress_failed", catalog=stored.name, error=error.strerror or str(error))
+            return
+        _log.info(
+            "storage.compressed",
+            catalog=stored.name,
+            size=stored.size,
+            gzip_size=size,
+            seconds=round(time.monotonic() - started, 3),
+        )
+
+    async def wait_compressed(self) -> None:
+        """Wait until no compression is in flight (the gzip forms are written or have failed)."""
+        while self._compressing:
+            await asyncio.gather(*(task for task, _ in self._compressing.values()), return_exceptions=True)
 
     def _store(self, name: str, digest: str, metas: Iterable[Meta]) -> StoredCatalog:
         catalog_dir = self.root / name
@@ -171,14 +244,10 @@ class Storage:
     def _write(self, name: str, digest: str, staging: Path, metas: Iterable[Meta]) -> StoredCatalog:
         index = CatalogIndex()
         hasher = hashlib.sha256()
-        with (
-            (staging / ALL).open("wb", buffering=_BUFFER) as plain,
-            BackgroundGzip(staging / ALL_GZIP, level=self.gzip_level) as compressed,
-        ):
+        with (staging / ALL).open("wb", buffering=_BUFFER) as plain:
             for meta in metas:
                 line = meta.blob + b"\n"
                 plain.write(line)
-                compressed.write(line)
                 hasher.update(line)
                 index.add(len(line), schema=meta.schema, package=meta.package, name=meta.name)
             plain.flush()
@@ -190,7 +259,6 @@ class Storage:
             "digest": digest,
             "contentHash": hasher.hexdigest(),
             "size": index.size,
-            "gzipSize": (staging / ALL_GZIP).stat().st_size,
             "count": len(index),
             "storedAt": stored_at,
         }
@@ -240,6 +308,7 @@ class Storage:
         """Stop serving `name` and remove its content (no error if it was not stored)."""
         _check(name)
         async with self._locks.setdefault(name, asyncio.Lock()):
+            await self._stop_compressing(name)
             catalog_dir = self.root / name
             (catalog_dir / CURRENT).unlink(missing_ok=True)
             self._versions = {k: v for k, v in self._versions.items() if k[0] != name}
@@ -260,7 +329,6 @@ def _from_info(info: dict[str, Any], directory: Path) -> StoredCatalog:
         directory=directory,
         content_hash=str(info["contentHash"]),
         size=int(info["size"]),
-        gzip_size=int(info["gzipSize"]),
         count=int(info["count"]),
         stored_at=float(info["storedAt"]),
     )
@@ -273,7 +341,6 @@ def _moved(stored: StoredCatalog, directory: Path) -> StoredCatalog:
         directory=directory,
         content_hash=stored.content_hash,
         size=stored.size,
-        gzip_size=stored.gzip_size,
         count=stored.count,
         stored_at=stored.stored_at,
     )

@@ -34,6 +34,7 @@ class Served:
 
 @contextlib.asynccontextmanager
 async def serving(storage: Storage, tmp: Path, **options: Any) -> AsyncIterator[Served]:
+    await storage.wait_compressed()  # tests of the gzip form need it written
     ca = CertificateAuthority.load_or_create(tmp / "ca")
     pair = ca.issue("catalogd", common_name="catalogd", hosts=["127.0.0.1", "localhost"])
     settings: dict[str, Any] = {"host": "127.0.0.1", "port": 0, "cert_reload_interval": 3600.0, **options}

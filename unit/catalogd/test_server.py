@@ -17,6 +17,7 @@ import structlog
 from olm import fbc
 from olm.catalogd import metrics
 from olm.catalogd.storage import Storage
+from olm_runtime.testing.poll import eventually
 from unit.catalogd.serving import Served, serving
 
 IDENTITY = {"Accept-Encoding": "identity"}
@@ -364,6 +365,13 @@ async def test_response_bytes_are_counted_by_endpoint_and_code(served: Served) -
         metas_bytes = len(await one.read()) + headers_size(one)
     async with served.session.get(f"{served.base}/gone/api/v1/all") as missing:
         await missing.read()
+
+    # The server counts a response once its handler returns, which can be after the client has
+    # read the last byte.
+    async def counted() -> bool:
+        return all(sent(*key) > before[key] for key in (("all", "200"), ("metas", "200")))
+
+    await eventually(counted, what="both responses to be counted", timeout=5)
     assert sent("all", "200") - before[("all", "200")] == all_bytes
     assert sent("metas", "200") - before[("metas", "200")] == metas_bytes
     assert (

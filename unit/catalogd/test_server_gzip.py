@@ -52,3 +52,30 @@ async def test_metas_of_the_whole_catalog_is_the_stored_gzip_file(tmp_path: Path
             identity = await plain.read()
     assert body == stored.gzip_path.read_bytes()
     assert gzip.decompress(body) == identity
+
+
+async def test_until_the_gzip_form_is_written_all_goes_out_in_identity(tmp_path: Path) -> None:
+    storage = Storage(tmp_path / "store")
+    stored = await storage.store("demo", DIGEST, _metas(OBJECTS))
+    await storage.wait_compressed()
+    stored.gzip_path.unlink()  # as a restart finds a version it had not compressed yet
+    restarted = Storage(tmp_path / "store")
+    async with serving(restarted, tmp_path) as running:
+        async with running.session.get(f"{running.base}/demo/api/v1/all", headers=GZIP) as response:
+            body = await response.read()
+        assert "Content-Encoding" not in response.headers
+        assert not response.headers["ETag"].endswith('-gzip"')
+        assert body == stored.all_path.read_bytes()
+        async with running.session.get(f"{running.base}/demo/api/v1/metas", headers=GZIP) as whole:
+            compressed = await whole.read()
+        assert whole.headers["Content-Encoding"] == "gzip"  # compressed for this answer instead
+        assert gzip.decompress(compressed) == body
+
+        served = restarted.get("demo")
+        assert served is not None
+        restarted.compress(served)
+        await restarted.wait_compressed()
+        async with running.session.get(f"{running.base}/demo/api/v1/all", headers=GZIP) as response:
+            zipped = await response.read()
+        assert response.headers["Content-Encoding"] == "gzip"
+        assert zipped == served.gzip_path.read_bytes()

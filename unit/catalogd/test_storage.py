@@ -13,7 +13,8 @@ import orjson
 import pytest
 
 from olm import fbc
-from olm.catalogd.storage import CURRENT, Storage, digest_key
+from olm.catalogd import compress
+from olm.catalogd.storage import ALL, ALL_GZIP, CURRENT, INDEX, INFO, Storage, digest_key
 
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:" + "2" * 64
@@ -47,14 +48,18 @@ def metas(objects: list[dict[str, Any]]) -> Iterator[fbc.Meta]:
     return fbc.checked(fbc.iter_stream(io.BytesIO(text), "catalog.json"))
 
 
-async def test_store_writes_jsonl_gzip_and_index(tmp_path: Path) -> None:
+async def test_store_writes_jsonl_and_index_then_the_gzip_form(tmp_path: Path) -> None:
     storage = Storage(tmp_path)
     objects = catalog(versions=("1.0.0", "1.1.0"))
     stored = await storage.store("demo", D1, metas(objects))
+    assert stored.gzip_size() is None  # served before it is compressed
     lines = stored.all_path.read_bytes().splitlines()
     assert [orjson.loads(line) for line in lines] == objects
     assert all(line == orjson.dumps(orjson.loads(line)) for line in lines)  # compact, one per line
+    await storage.wait_compressed()
     assert gzip.decompress(stored.gzip_path.read_bytes()) == stored.all_path.read_bytes()
+    assert stored.gzip_size() == stored.gzip_path.stat().st_size
+    assert sorted(p.name for p in stored.directory.iterdir()) == [ALL, ALL_GZIP, INDEX, INFO]
     assert (stored.count, stored.digest, stored.size) == (4, D1, stored.all_path.stat().st_size)
     [(offset, length)] = stored.index().select(schema="olm.channel")
     assert orjson.loads(stored.all_path.read_bytes()[offset : offset + length]) == objects[1]
@@ -161,3 +166,38 @@ async def test_names_that_are_not_dns_subdomains_never_touch_the_disk(tmp_path: 
 def test_digest_key_refuses_anything_but_algorithm_and_hex(digest: str) -> None:
     with pytest.raises(ValueError, match="invalid digest"):
         digest_key(digest)
+
+
+async def test_replacing_a_version_while_it_is_compressed_leaves_only_the_new_one(tmp_path: Path) -> None:
+    storage = Storage(tmp_path)
+    await storage.store("demo", D1, metas(catalog(versions=("1.0.0",))))  # its compression starts
+    second = await storage.store("demo", D2, metas(catalog(versions=("2.0.0",))))
+    await storage.wait_compressed()
+    assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == sorted([CURRENT, second.directory.name])
+    assert gzip.decompress(second.gzip_path.read_bytes()) == second.all_path.read_bytes()
+
+
+async def test_a_version_whose_compression_was_cut_short_is_compressed_again(tmp_path: Path) -> None:
+    storage = Storage(tmp_path)
+    stored = await storage.store("demo", D1, metas(catalog()))
+    await storage.wait_compressed()
+    # As a crash would leave it: no gzip form, a partial one being written.
+    stored.gzip_path.unlink()
+    compress.partial_path(stored.gzip_path).write_bytes(b"\x1f\x8b half")
+    restarted = Storage(tmp_path)
+    restarted.recover()
+    served = restarted.get("demo")
+    assert served is not None
+    assert served.gzip_size() is None
+    assert sorted(p.name for p in served.directory.iterdir()) == [ALL, INDEX, INFO]
+    restarted.compress(served)
+    await restarted.wait_compressed()
+    assert gzip.decompress(served.gzip_path.read_bytes()) == served.all_path.read_bytes()
+
+
+async def test_deleting_a_catalog_stops_its_compression(tmp_path: Path) -> None:
+    storage = Storage(tmp_path)
+    await storage.store("demo", D1, metas(catalog()))
+    await storage.delete("demo")
+    await storage.wait_compressed()
+    assert not (tmp_path / "demo").exists()
