@@ -34,10 +34,12 @@ def partial_path(target: Path) -> Path:
 def compress_file(source: Path, target: Path, *, level: int, stop: threading.Event) -> int:
     """Write `source` gzip-compressed to `target`; its size. Blocking: run it on a worker thread.
 
-    Raises `Stopped` once `stop` is set (checked between reads), `FileNotFoundError` when `source`
+    Raises `Stopped` once `stop` is set (checked first and between reads), `FileNotFoundError` when `source`
     or its directory went away (the version was replaced), and any other `OSError` (a full disk);
     in every case nothing is left under `target`'s names.
     """
+    if stop.is_set():  # before anything is opened: the directory may be on its way out
+        raise Stopped(f"stopped before compressing {source}")
     partial = partial_path(target)
     try:
         compressor = zlib.compressobj(level, zlib.DEFLATED, _GZIP_WBITS)

@@ -97,6 +97,14 @@ class StoredCatalog:
         return self._index[0]
 
 
+@dataclass(eq=False)
+class _Compression:
+    task: asyncio.Task[None] = field(init=False)
+    stop: threading.Event = field(default_factory=threading.Event)
+    running: bool = False
+    """Set on the event loop once it holds the compression slot (its thread may be writing)."""
+
+
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
@@ -132,8 +140,11 @@ class Storage:
         self.gzip_level = gzip_level
         self._versions: dict[tuple[str, str], StoredCatalog] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._compressing: dict[Path, tuple[asyncio.Task[None], threading.Event]] = {}
-        """Version directory -> its compression in flight and the event that stops it."""
+        self._compressing: dict[Path, _Compression] = {}
+        """Version directory -> its compression, queued or running."""
+        self._one_compression = asyncio.Semaphore(1)
+        """Catalogs stored together compress one after the other, leaving the other core to
+        ingest and serving."""
         root.mkdir(parents=True, exist_ok=True)
 
     def recover(self) -> None:
@@ -176,27 +187,36 @@ class Storage:
         failure (a full disk) is logged, and a later call tries again."""
         if stored.directory in self._compressing or stored.gzip_size() is not None:
             return
-        stop = threading.Event()
-        task = asyncio.get_running_loop().create_task(
-            self._compress(stored, stop), name=f"gzip {stored.name}"
+        job = _Compression()
+        job.task = asyncio.get_running_loop().create_task(
+            self._compress(stored, job), name=f"gzip {stored.name}"
         )
-        self._compressing[stored.directory] = (task, stop)
-        task.add_done_callback(lambda _: self._compressing.pop(stored.directory, None))
+        self._compressing[stored.directory] = job
+        job.task.add_done_callback(lambda _: self._compressing.pop(stored.directory, None))
 
     async def _stop_compressing(self, name: str) -> None:
-        for directory, (task, stop) in list(self._compressing.items()):
+        """Stop `name`'s compressions. A queued one will not touch the disk once stopped, so only a
+        running one is waited for."""
+        for directory, job in list(self._compressing.items()):
             if directory.parent.name == name:
-                stop.set()
-                await asyncio.gather(task, return_exceptions=True)
+                job.stop.set()
+                if job.running:
+                    await asyncio.gather(job.task, return_exceptions=True)
 
-    async def _compress(self, stored: StoredCatalog, stop: threading.Event) -> None:
-        started = time.monotonic()
+    async def _compress(self, stored: StoredCatalog, job: _Compression) -> None:
         try:
-            size = await asyncio.to_thread(
-                compress.compress_file, stored.all_path, stored.gzip_path, level=self.gzip_level, stop=stop
-            )
+            async with self._one_compression:
+                job.running = True
+                started = time.monotonic()
+                size = await asyncio.to_thread(
+                    compress.compress_file,
+                    stored.all_path,
+                    stored.gzip_path,
+                    level=self.gzip_level,
+                    stop=job.stop,
+                )
         except asyncio.CancelledError:
-            stop.set()  # the thread cannot be cancelled; it stops at its next read
+            job.stop.set()  # the thread cannot be cancelled; it stops at its next read
             raise
         except (FileNotFoundError, compress.Stopped):
             return  # replaced or deleted meanwhile: nothing left to compress
@@ -214,7 +234,7 @@ class Storage:
     async def wait_compressed(self) -> None:
         """Wait until no compression is in flight (the gzip forms are written or have failed)."""
         while self._compressing:
-            await asyncio.gather(*(task for task, _ in self._compressing.values()), return_exceptions=True)
+            await asyncio.gather(*(job.task for job in self._compressing.values()), return_exceptions=True)
 
     def _store(self, name: str, digest: str, metas: Iterable[Meta]) -> StoredCatalog:
         catalog_dir = self.root / name
