@@ -4,8 +4,12 @@ Only the elected replica resolves tags and writes status (`controller`). Each ot
 this controller (`needs_leader_election = False`) over the same shared informer: for every
 ClusterCatalog it serves exactly the digest named by `status.resolvedSource.image.ref`, pulling it
 by digest into its own storage, and drops content of catalogs that are deleted, `Unavailable`, or
-have no resolved source. So a client load-balanced to any replica gets the catalog once the leader
-has reported it, and a replica that becomes leader already holds the content.
+have no resolved source. A replica that becomes leader already holds the content.
+
+The leader reports a catalog served once it holds it; a follower fetches it a moment later. A
+client load-balanced to a follower in between would get a 404 for a catalog whose status says
+`Serving`, so the content server asks `catch_up` on a miss: the follower fetches the catalog while
+the request waits (joining the reconcile already doing it) and then answers it.
 
 While this replica leads, the leader's reconciler owns storage and the follower does nothing; the
 two never write the same catalog at once because `Content` serialises work per catalog anyway.
@@ -19,6 +23,8 @@ from typing import Any
 from olm import oci
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd.content import Content, ContentError
+from olm.catalogd.server import CatchUp, NotHeldHere
+from olm.catalogd.storage import StoredCatalog
 from olm_runtime import controller, finalizers
 from olm_runtime.cache import CacheReader
 from olm_runtime.client import errors
@@ -75,6 +81,26 @@ def served_reference(catalog: Mapping[str, Any]) -> oci.Reference | None:
     except oci.InvalidReference:
         return None
     return reference if reference.digest is not None else None
+
+
+def catch_up(reader: CacheReader, content: Content) -> CatchUp:
+    """The content server's fallback on a miss: the version of the catalog the leader serves,
+    fetched onto this replica now; None when nothing is to be served under that name."""
+
+    async def fetch(name: str) -> StoredCatalog | None:
+        try:
+            catalog = await reader.get(CLUSTER_CATALOG, name)
+        except errors.NotFound:
+            return None
+        reference = served_reference(catalog)
+        if reference is None:
+            return None
+        try:
+            return (await content.ensure(name, reference)).stored
+        except ContentError as error:
+            raise NotHeldHere(error.message) from error
+
+    return fetch
 
 
 async def setup_with_manager(manager: Manager, content: Content) -> controller.Controller:

@@ -98,7 +98,9 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
             content = Content(registry, unpacker, storage)
             host, port = _split_address(args.catalogs_server_addr)
             server = CatalogServer(
-                storage, ServerOptions(cert_file=args.tls_cert, key_file=args.tls_key, host=host, port=port)
+                storage,
+                ServerOptions(cert_file=args.tls_cert, key_file=args.tls_key, host=host, port=port),
+                catch_up=follower.catch_up(manager.reader, content),
             )
             manager.add(runnable_from(server.start, needs_leader_election=False, name="catalog-server"))
 

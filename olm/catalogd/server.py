@@ -102,14 +102,28 @@ class ServerOptions:
     """Seconds in-flight requests get to finish on shutdown."""
     cert_reload_interval: float = 10.0
     """Seconds between checks of the certificate files."""
+    catch_up_timeout: float = 30.0
+    """Seconds a request for a catalog this replica does not hold yet waits for `catch_up`."""
+
+
+class NotHeldHere(Exception):
+    """`catch_up` cannot get the catalog onto this replica now (the message says why)."""
+
+
+CatchUp = Callable[[str], Awaitable[StoredCatalog | None]]
+"""Given a catalog name this replica does not serve: the version it should serve, fetched now, or
+None when the catalog is not to be served at all."""
 
 
 class CatalogServer:
     """Serves `storage` over HTTPS; `start()` blocks until cancelled (a manager runnable)."""
 
-    def __init__(self, storage: Storage, options: ServerOptions) -> None:
+    def __init__(self, storage: Storage, options: ServerOptions, *, catch_up: CatchUp | None = None) -> None:
         self.storage = storage
         self.options = options
+        self.catch_up = catch_up
+        """Asked on a miss: a replica behind the leader (which reported the catalog served before
+        this one stored it) fetches it while the request waits, instead of answering 404."""
         self.tls = ReloadingContext(
             options.cert_file, options.key_file, interval=options.cert_reload_interval
         )
@@ -158,7 +172,7 @@ class CatalogServer:
             self.ready.clear()
             await runner.cleanup()
 
-    def _catalog(self, request: web.Request) -> StoredCatalog:
+    async def _catalog(self, request: web.Request) -> StoredCatalog:
         name = request.match_info["name"]
         if not is_valid_name(name):
             raise web.HTTPBadRequest(
@@ -166,12 +180,24 @@ class CatalogServer:
                 "(lowercase letters, digits, '-' and '.', at most 253 characters)"
             )
         stored = self.storage.get(name)
+        if stored is None and self.catch_up is not None:
+            # Shielded: a client giving up must not cancel the unpack other requests wait for.
+            work = asyncio.ensure_future(self.catch_up(name))
+            work.add_done_callback(_retrieve)
+            try:
+                stored = await asyncio.wait_for(asyncio.shield(work), self.options.catch_up_timeout)
+            except TimeoutError:
+                raise _unavailable(
+                    f"catalog {name!r} is still being fetched by this replica; retry"
+                ) from None
+            except NotHeldHere as error:
+                raise _unavailable(f"catalog {name!r} is not available on this replica: {error}") from None
         if stored is None:
             raise web.HTTPNotFound(text=f"catalog {name!r} is not being served")
         return stored
 
     async def _all(self, request: web.Request) -> web.StreamResponse:
-        stored = self._catalog(request)
+        stored = await self._catalog(request)
         tag = stored.content_hash[:40]
         # Until the background compression has written the gzip form, `all` goes out as it is.
         gzip_size = stored.gzip_size()
@@ -212,7 +238,7 @@ class CatalogServer:
                 )
             if len(query.getall(key)) > 1:
                 raise web.HTTPBadRequest(text=f"query parameter {key!r} is given more than once")
-        stored = self._catalog(request)
+        stored = await self._catalog(request)
         wanted = {key: query.get(key, "") for key in METAS_PARAMS}
         key = "\0".join([stored.content_hash, *(wanted[k] for k in METAS_PARAMS)])
         tag = hashlib.sha256(key.encode()).hexdigest()[:40]
@@ -316,6 +342,16 @@ class CatalogServer:
             if request.transport is not None:
                 request.transport.abort()
             raise ConnectionResetError("the client stopped reading") from None
+
+
+def _retrieve(work: asyncio.Future[StoredCatalog | None]) -> None:
+    """Mark the outcome of a catch-up seen, even when the request that started it gave up."""
+    if not work.cancelled():
+        work.exception()
+
+
+def _unavailable(text: str) -> web.HTTPServiceUnavailable:
+    return web.HTTPServiceUnavailable(text=text, headers={"Retry-After": "5"})
 
 
 class _TLSSite(web.BaseSite):

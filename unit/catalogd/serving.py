@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from olm.catalogd.server import CatalogServer, ServerOptions
+from olm.catalogd.server import CatalogServer, CatchUp, ServerOptions
 from olm.catalogd.storage import Storage
 from olm_runtime.testing.pki import CertificateAuthority, KeyPair
 
@@ -33,13 +33,17 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def serving(storage: Storage, tmp: Path, **options: Any) -> AsyncIterator[Served]:
+async def serving(
+    storage: Storage, tmp: Path, *, catch_up: CatchUp | None = None, **options: Any
+) -> AsyncIterator[Served]:
     await storage.wait_compressed()  # tests of the gzip form need it written
     ca = CertificateAuthority.load_or_create(tmp / "ca")
     pair = ca.issue("catalogd", common_name="catalogd", hosts=["127.0.0.1", "localhost"])
     settings: dict[str, Any] = {"host": "127.0.0.1", "port": 0, "cert_reload_interval": 3600.0, **options}
     server = CatalogServer(
-        storage, ServerOptions(cert_file=pair.cert_file, key_file=pair.key_file, **settings)
+        storage,
+        ServerOptions(cert_file=pair.cert_file, key_file=pair.key_file, **settings),
+        catch_up=catch_up,
     )
     task = asyncio.create_task(server.start())
     await asyncio.wait_for(server.ready.wait(), 10)
