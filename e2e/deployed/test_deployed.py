@@ -54,6 +54,11 @@ async def test_catalog_content_is_served_through_the_service(
     assert status == 200, body[:300]
     packages = {json.loads(line)["name"] for line in body.decode().splitlines() if line.strip()}
     assert packages == {"kube-green", "cat-facts-operator"}
+    # Each replica, asked directly: a follower that has not pulled the catalog yet fetches it then.
+    for pod in await deployed.pods(CATALOGD):
+        name = pod["metadata"]["name"]
+        status, direct = deployed.control_plane.rest.raw("GET", pod_content_path(name, demo_catalog.name))
+        assert (status, direct) == (200, body), (name, direct[:300])
 
 
 async def test_install_upgrade_and_remove_a_real_extension(
@@ -109,6 +114,13 @@ def content_path(catalog: str, schema: str) -> str:
     return (
         f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/services/https:catalogd-service:https/proxy"
         f"/catalogs/{catalog}/api/v1/metas?schema={schema}"
+    )
+
+
+def pod_content_path(pod: str, catalog: str) -> str:
+    return (
+        f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/pods/https:{pod}:8443/proxy"
+        f"/catalogs/{catalog}/api/v1/metas?schema=olm.package"
     )
 
 
