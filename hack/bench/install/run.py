@@ -66,6 +66,9 @@ INSTALLS = ("kube-green", "sailoperator")
 RESOLVE_PACKAGES = ("sailoperator", "infinispan", "kube-green")
 POKE_ANNOTATION = "bench.olm-py.io/poke"
 POLL = 0.1
+PODS_PER_NODE = 110
+SYSTEM_PODS = 20
+"""Pods beside the extensions' own: cert-manager, CoreDNS and the like."""
 INSTALL_TIMEOUT = 300.0
 SLOW_INSTALL = 5.0
 """Installs slower than this print how their Progressing condition went."""
@@ -543,14 +546,17 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
 
 
 @contextlib.contextmanager
-def plane_and_registry(workdir: Path) -> Iterator[tuple[ControlPlane, Registry]]:
-    """A one-node control plane and a registry trusting its CA, up for the block (shared with
-    `hack.bench.install.tracing`, so both benches measure against the same setup)."""
+def plane_and_registry(
+    workdir: Path, *, pods: int = PODS_PER_NODE
+) -> Iterator[tuple[ControlPlane, Registry]]:
+    """A control plane with kwok nodes enough for `pods` Pods (110 each, as a kubelet allows) and a
+    registry trusting its CA, up for the block (shared with `hack.bench.install.tracing` and
+    `hack.bench.upstream`, so the benches measure against the same setup)."""
     plane = ControlPlane(
         ControlPlaneOptions(
             binary_dir=build.ensure_binaries(),
             state_dir=workdir / "controlplane",
-            nodes=1,
+            nodes=-(-pods // PODS_PER_NODE),
             tie_to_parent=True,
         )
     )
@@ -577,7 +583,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="runs per resolution figure")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-install-"))
-    with plane_and_registry(workdir) as (plane, registry):
+    with plane_and_registry(workdir, pods=args.extensions + SYSTEM_PODS) as (plane, registry):
         asyncio.run(run(plane, registry, workdir, args))
 
 

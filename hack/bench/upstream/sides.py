@@ -70,9 +70,10 @@ async def _accounts(kube: Client, workdir: Path, plane: ControlPlane) -> dict[st
 
 
 @contextlib.asynccontextmanager
-async def side(name: str, workdir: Path, peer: Peer | None) -> AsyncIterator[Side]:
-    """`name` is "ours" or "upstream" (then `peer` gives the binaries); up for the block."""
-    with plane_and_registry(workdir) as (plane, registry):
+async def side(name: str, workdir: Path, peer: Peer | None, *, pods: int) -> AsyncIterator[Side]:
+    """`name` is "ours" or "upstream" (then `peer` gives the binaries), with kwok nodes enough for
+    `pods` Pods; up for the block."""
+    with plane_and_registry(workdir, pods=pods) as (plane, registry):
         config = await load_config(kubeconfig=plane.kubeconfig)
         async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
             if peer is None:
