@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import ssl
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -183,7 +184,8 @@ async def test_get_with_a_body_is_refused_and_the_connection_closed(tmp_path: Pa
 async def test_request_size_limits_are_a_400_logged_in_one_line(
     tmp_path: Path, option: str, value: int, request_bytes: bytes
 ) -> None:
-    async with serving(Storage(tmp_path / "s"), tmp_path, **{option: value}) as served:
+    limit: dict[str, Any] = {option: value}
+    async with serving(Storage(tmp_path / "s"), tmp_path, **limit) as served:
         reader, writer = await asyncio.open_connection(
             "127.0.0.1", served.server.port, ssl=served.client_context()
         )
