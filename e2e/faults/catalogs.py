@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from e2e.extensions import condition
+from e2e.extensions import Extensions, condition
 from hack.images.layout import Image
 from hack.images.realdata import COMMUNITY_CATALOG, FIXTURE_CATALOG, realdata
 from hack.images.registry import Reference, RegistryClient
@@ -97,3 +97,19 @@ async def served_bytes(ca_file: Path, base_url: str) -> bytes:
     ):
         assert response.status == 200, await response.text()
         return await response.read()
+
+
+async def create_test_operator(
+    extensions: Extensions, name: str, namespace: str, account: str, catalog: str
+) -> None:
+    """ClusterExtension `name` installing upstream's test-operator 1.0.0 from `catalog` only, as
+    `account` in `namespace`, with `SelfCertified` upgrades."""
+    await extensions.create(
+        name,
+        "test",
+        namespace,
+        account,
+        version="1.0.0",
+        selector={"matchLabels": {names.METADATA_NAME_LABEL: catalog}},
+        upgrade_policy="SelfCertified",
+    )

@@ -28,12 +28,11 @@ from e2e.catalogs import delete_catalog
 from e2e.extensions import Extensions, condition, unique
 from e2e.faults import Figures
 from e2e.faults.backoff import FAILURES, SOAK_FAILURES, LogMark, delay_after, outlast
-from e2e.faults.catalogs import create_catalog, served_bytes, wait_catalog
+from e2e.faults.catalogs import create_catalog, create_test_operator, served_bytes, wait_catalog
 from hack.images import realdata
 from hack.images.registry import RegistryClient
 from hack.installer import create_cluster_admin_account
 from hack.processes import CatalogdProcess, OperatorControllerProcess
-from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.operator_controller.clusterextension.options import Options
 from olm_runtime.client import Client, errors, kinds
@@ -190,16 +189,7 @@ async def test_registry_down_during_bundle_pull(
     name = unique("down")
     try:
         await wait_catalog(kube, catalog, "serving v1", serving_ref=published["v1"].digest_ref)
-        selector = {"matchLabels": {names.METADATA_NAME_LABEL: catalog}}
-        await extensions.create(
-            name,
-            "test",
-            namespace,
-            account,
-            version="1.0.0",
-            selector=selector,
-            upgrade_policy="SelfCertified",
-        )
+        await create_test_operator(extensions, name, namespace, account, catalog)
         found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
         assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
 

@@ -32,7 +32,7 @@ import pytest
 from e2e.catalogs import delete_catalog
 from e2e.extensions import Extensions, unique
 from e2e.faults import Figures
-from e2e.faults.catalogs import create_catalog, wait_catalog
+from e2e.faults.catalogs import create_catalog, create_test_operator, wait_catalog
 from e2e.operator_controller.conftest import list_revisions, revision_states, wait_installed
 from hack.images import realdata
 from hack.images.registry import RegistryClient
@@ -237,16 +237,7 @@ async def one_cycle(kube: Client, catalog: str, killer: Killer, tally: Tally) ->
     name = unique("kill")
     try:
         await create_cluster_admin_account(kube, namespace, account, binding=account)
-        selector = {"matchLabels": {names.METADATA_NAME_LABEL: catalog}}
-        await extensions.create(
-            name,
-            "test",
-            namespace,
-            account,
-            version="1.0.0",
-            selector=selector,
-            upgrade_policy="SelfCertified",
-        )
+        await create_test_operator(extensions, name, namespace, account, catalog)
         await killer.arm()
         await wait_installed(extensions, name, "1.0.0", timeout=STEP_TIMEOUT)
         await settled(extensions, name, f"{name}-1")

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from olm import oci
+from olm.catalogd.unpack import resolved_image
 
 
 class PullGate:
@@ -72,11 +73,9 @@ def image_digests(catalogs: Iterable[Mapping[str, Any]], served: Mapping[str, st
     """The manifest digests of the images catalogs resolved to and the images being served."""
     digests: set[oci.Digest] = set()
     for catalog in catalogs:
-        resolved = ((catalog.get("status") or {}).get("resolvedSource") or {}).get("image") or {}
-        with contextlib.suppress(oci.InvalidReference):
-            reference = oci.Reference.parse(str(resolved.get("ref") or ""))
-            if reference.digest is not None:
-                digests.add(reference.digest)
+        reference = resolved_image(catalog)
+        if reference is not None and reference.digest is not None:
+            digests.add(reference.digest)
     for digest in served.values():
         with contextlib.suppress(oci.InvalidReference):
             digests.add(oci.Digest.parse(digest))

@@ -25,6 +25,7 @@ from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd.content import Content, ContentError
 from olm.catalogd.server import CatchUp, NotHeldHere
 from olm.catalogd.storage import StoredCatalog
+from olm.catalogd.unpack import resolved_image
 from olm_runtime import controller, finalizers
 from olm_runtime.cache import CacheReader
 from olm_runtime.client import errors
@@ -72,15 +73,7 @@ def served_reference(catalog: Mapping[str, Any]) -> oci.Reference | None:
         return None
     if (catalog.get("spec") or {}).get("availabilityMode", "Available") == "Unavailable":
         return None
-    status = catalog.get("status") or {}
-    ref = ((status.get("resolvedSource") or {}).get("image") or {}).get("ref")
-    if not ref:
-        return None
-    try:
-        reference = oci.Reference.parse(str(ref))
-    except oci.InvalidReference:
-        return None
-    return reference if reference.digest is not None else None
+    return resolved_image(catalog)
 
 
 def catch_up(reader: CacheReader, content: Content) -> CatchUp:

@@ -199,10 +199,11 @@ class CatalogServer:
     async def _all(self, request: web.Request) -> web.StreamResponse:
         stored = await self._catalog(request)
         tag = stored.content_hash[:40]
-        # Until the background compression has written the gzip form, `all` goes out as it is.
-        gzip_size = stored.gzip_size()
-        gzip_ok = conditional.accepts_gzip(request.headers.get("Accept-Encoding"))
-        gzip_ok = gzip_ok and stored.size >= self.options.gzip_min_bytes and gzip_size is not None
+        # The stored gzip form's size when it is the answer; until the background compression has
+        # written it, `all` goes out as it is.
+        accepted = conditional.accepts_gzip(request.headers.get("Accept-Encoding"))
+        gzip_size = stored.gzip_size() if accepted and stored.size >= self.options.gzip_min_bytes else None
+        gzip_ok = gzip_size is not None
         headers = _common_headers(stored)
         headers["Accept-Ranges"] = "bytes"
         etags = (f'"{tag}"', f'"{tag}-gzip"')
@@ -223,7 +224,7 @@ class CatalogServer:
                 headers["Content-Range"] = byte_range.content_range(stored.size)
                 sections = [(byte_range.start, byte_range.length)]
                 return await self._send(request, headers, stored.all_path, sections, status=206)
-        if gzip_ok and gzip_size is not None:
+        if gzip_size is not None:
             headers.update({"ETag": etags[1], "Content-Encoding": "gzip"})
             return await self._send(request, headers, stored.gzip_path, [(0, gzip_size)])
         headers["ETag"] = etags[0]

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from olm import oci
 from olm.catalogd.storage import is_valid_name
@@ -96,3 +98,16 @@ class Unpacker:
     def catalogs(self) -> list[str]:
         """Catalogs with anything unpacked (for garbage collection of deleted catalogs)."""
         return sorted(entry.name for entry in self.root.iterdir() if entry.is_dir())
+
+
+def resolved_image(catalog: Mapping[str, Any]) -> oci.Reference | None:
+    """The image, by digest, that `catalog`'s status reports resolved (`status.resolvedSource.image.ref`);
+    None when there is none or it names no digest."""
+    ref = (((catalog.get("status") or {}).get("resolvedSource") or {}).get("image") or {}).get("ref")
+    if not ref:
+        return None
+    try:
+        reference = oci.Reference.parse(str(ref))
+    except oci.InvalidReference:
+        return None
+    return reference if reference.digest is not None else None
