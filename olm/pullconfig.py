@@ -134,11 +134,11 @@ class GlobalPullSecret:
 
 async def follow_global_pull_secret(
     manager: Manager, flag: str | None, registry: oci.RegistryClient, component: str
-) -> GlobalPullSecret | None:
+) -> None:
     """Watch the `--global-pull-secret` (None when the flag is unset) with `manager`'s cache, and
     keep `registry` pulling with it; Events are recorded as `component`."""
     if not flag:
-        return None
+        return
     namespace, name = secret_reference(flag)
     informer = await manager.cache.get_informer(
         kinds.SECRET, namespaces=(namespace,), label_selector="", field_selector=f"metadata.name={name}"
@@ -146,4 +146,3 @@ async def follow_global_pull_secret(
     follower = GlobalPullSecret(namespace, name, informer, registry, manager.event_recorder(component))
     informer.add_event_handler(follower.handler())
     manager.add(follower)
-    return follower
