@@ -21,7 +21,8 @@ import yaml
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from olm.api import RESOURCES, names
+from olm.api import names
+from olm.api.models import RESOURCES
 from olm_runtime.testing.poll import eventually
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crds"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from e2e.api.conftest import Objects, unique_name
-from olm import api
+from olm.api import models as api
 
 pytestmark = pytest.mark.e2e
 

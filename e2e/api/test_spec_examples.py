@@ -8,7 +8,7 @@ import pytest
 
 from e2e.api.conftest import Objects, unique_name
 from e2e.api.spec_examples import EXAMPLES, Example
-from olm import api
+from olm.api import models as api
 
 pytestmark = pytest.mark.e2e
 

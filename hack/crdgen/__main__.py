@@ -13,7 +13,8 @@ from pathlib import Path
 
 from hack import generated
 from hack.crdgen.crd import render_all
-from olm.api import RESOURCES, names
+from olm.api import names
+from olm.api.models import RESOURCES
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "manifests" / "crds"
 _OWNED_GLOB = f"{names.GROUP}_*.yaml"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from olm.api import RESOURCES, names
+from olm.api import names
+from olm.api.models import RESOURCES
 from olm_runtime.client import Client, GroupVersionKind, errors
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crds"

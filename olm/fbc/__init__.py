@@ -19,7 +19,7 @@ Promises:
 """
 
 from olm.compat.kubeyaml import KubernetesLoader
-from olm.fbc._errors import CatalogError, InvalidCatalog, ParseError, Problem
+from olm.fbc._errors import CatalogError, InvalidCatalog, ParseError, Problem, ShapeError
 from olm.fbc._meta import SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Meta, Origin
 from olm.fbc._model import (
     Bundle,
@@ -62,6 +62,7 @@ __all__ = [
     "Problem",
     "Property",
     "RelatedImage",
+    "ShapeError",
     "Validator",
     "View",
     "checked",

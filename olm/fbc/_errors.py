@@ -26,6 +26,19 @@ class ParseError(CatalogError):
         super().__init__(f"{where}: {message}")
 
 
+class ShapeError(CatalogError):
+    """An object of a schema OLM interprets has a field of the wrong type, or lacks a required one.
+
+    `location` is the path to the field as the catalog spells it (`entries.0.name`), empty for the
+    object itself; `message` says what was expected.
+    """
+
+    def __init__(self, location: str, message: str) -> None:
+        self.location = location
+        self.message = message
+        super().__init__(f"{location or 'object'}: {message}")
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One broken rule, naming the object (schema, package, name) and where it was read."""

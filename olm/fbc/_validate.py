@@ -20,9 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-import pydantic
-
-from olm.fbc._errors import InvalidCatalog, Problem
+from olm.fbc._errors import InvalidCatalog, Problem, ShapeError
 from olm.fbc._meta import SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, Meta, Origin
 from olm.fbc._model import PROPERTY_PACKAGE, Bundle, Channel, Deprecations, Package, view
 
@@ -67,10 +65,8 @@ class Validator:
         subject = meta.describe()
         try:
             typed = view(meta)
-        except pydantic.ValidationError as error:
-            first = error.errors()[0]
-            location = ".".join(str(part) for part in first["loc"]) or "object"
-            self._problem(meta.origin, subject, f"{location}: {first['msg']}")
+        except ShapeError as error:
+            self._problem(meta.origin, subject, str(error))
             return
         if isinstance(typed, Package):
             self._add_package(meta, typed, subject)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hack.crdgen.crd import crd
-from olm import api
+from olm.api import models as api
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "api"
 # Described once in index.md (conditions, label selectors) or in prose next to their parent.

@@ -10,7 +10,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from olm import api
+from olm.api import models as api
 from unit.api import samples
 
 ROUND_TRIPS = [

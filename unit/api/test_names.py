@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from olm import api
 from olm.api import conditions, names
+from olm.api import models as api
 from olm.api.meta import CONDITION_REASON_PATTERN
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from e2e.api.versions import INVALID, VALID
 from hack.crdgen.crd import crd
-from olm import api
+from olm.api import models as api
 from olm.api import rules
 
 

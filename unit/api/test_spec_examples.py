@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from e2e.api.spec_examples import EXAMPLES, OUR_KINDS, Example, extract
-from olm import api
+from olm.api import models as api
 
 SPEC_DIR = Path(os.environ.get("OLM_SPEC_DIR", Path(__file__).resolve().parents[3] / "shared" / "spec"))
 EXAMPLE_PARAMS = [pytest.param(e, id=f"{e.source}:{e.section}") for e in EXAMPLES]

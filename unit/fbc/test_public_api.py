@@ -34,6 +34,7 @@ def test_fbc_exports_exactly_these_names() -> None:
             "Problem",
             "Property",
             "RelatedImage",
+            "ShapeError",
             "Validator",
             "View",
             "checked",

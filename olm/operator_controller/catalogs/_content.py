@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import orjson
-import pydantic
 
 from olm import fbc
 from olm.operator_controller.catalogs._errors import MalformedCatalog
@@ -77,20 +76,18 @@ def parse_lines(
         schema = obj.get("schema")
         try:
             if schema == fbc.SCHEMA_PACKAGE:
-                packages.append(fbc.Package.model_validate(obj))
+                packages.append(fbc.Package.parse(obj))
             elif schema == fbc.SCHEMA_CHANNEL:
-                channels.append(fbc.Channel.model_validate(obj))
+                channels.append(fbc.Channel.parse(obj))
             elif schema == fbc.SCHEMA_BUNDLE:
                 if bundle_properties is not None:
                     obj["properties"] = _only(obj.get("properties"), bundle_properties)
-                bundles.append(fbc.Bundle.model_validate(obj))
+                bundles.append(fbc.Bundle.parse(obj))
             elif schema == fbc.SCHEMA_DEPRECATIONS:
-                deprecations.append(fbc.Deprecations.model_validate(obj))
-        except pydantic.ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
+                deprecations.append(fbc.Deprecations.parse(obj))
+        except fbc.ShapeError as err:
             raise MalformedCatalog(
-                catalog, f"{schema} {obj.get('name', '')!r} of package {package!r}: {where}: {first['msg']}"
+                catalog, f"{schema} {obj.get('name', '')!r} of package {package!r}: {err}"
             ) from None
     if len(packages) > 1:
         raise MalformedCatalog(catalog, f"package {package!r} is declared {len(packages)} times")
