@@ -233,6 +233,8 @@ class CatalogdProcess(Subprocess):
     """Added to (and overriding) this process's environment (e.g. `OTEL_*` to export traces)."""
     kubeconfig: Path | None = None
     """Defaults to the control plane's admin kubeconfig."""
+    python: str = sys.executable
+    """The interpreter that runs it (`hack.bench.shipped` gives the image's set of packages)."""
     ports: dict[str, int] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     component: str = field(default="catalogd", init=False)
@@ -260,7 +262,7 @@ class CatalogdProcess(Subprocess):
         cas.mkdir(exist_ok=True)
         shutil.copy(self.control_plane.ca_file, cas / "registry-ca.crt")
         args = [
-            sys.executable,
+            self.python,
             "-m",
             "olm.catalogd.main",
             f"--kubeconfig={self.kubeconfig or self.control_plane.kubeconfig}",
@@ -306,6 +308,8 @@ class OperatorControllerProcess(Subprocess):
     """Added to (and overriding) this process's environment."""
     kubeconfig: Path | None = None
     """Defaults to the control plane's admin kubeconfig."""
+    python: str = sys.executable
+    """The interpreter that runs it (`hack.bench.shipped` gives the image's set of packages)."""
     ports: dict[str, int] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     component: str = field(default="operator-controller", init=False)
@@ -327,7 +331,7 @@ class OperatorControllerProcess(Subprocess):
             self.control_plane, self.workdir / "metrics-certs", name, common_name="operator-controller"
         )
         args = [
-            sys.executable,
+            self.python,
             "-m",
             "olm.operator_controller.main",
             f"--kubeconfig={self.kubeconfig or self.control_plane.kubeconfig}",

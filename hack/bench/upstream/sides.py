@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hack.bench.install.run import plane_and_registry
+from hack.bench.shipped import shipped_python
 from hack.bench.upstream.peer import Peer
 from hack.bench.upstream.processes import UpstreamCatalogd, UpstreamOperatorController
 from hack.crdgen import install as crds
@@ -87,11 +88,22 @@ async def side(name: str, workdir: Path, peer: Peer | None, *, pods: int) -> Asy
             catalogd: Subprocess
             controller: Subprocess
             if peer is None:
+                # As deployed: the image's packages and the manifests' log format.
+                python = await asyncio.to_thread(shipped_python)
                 catalogd = CatalogdProcess(
-                    plane, workdir / "catalogd", webhook=False, kubeconfig=configs["catalogd"]
+                    plane,
+                    workdir / "catalogd",
+                    webhook=False,
+                    kubeconfig=configs["catalogd"],
+                    python=python,
+                    extra_args=("--log-format=json",),
                 )
                 controller = OperatorControllerProcess(
-                    plane, workdir / "operator-controller", kubeconfig=configs["operator-controller"]
+                    plane,
+                    workdir / "operator-controller",
+                    kubeconfig=configs["operator-controller"],
+                    python=python,
+                    extra_args=("--log-format=json",),
                 )
             else:
                 catalogd = UpstreamCatalogd(
