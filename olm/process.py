@@ -10,23 +10,22 @@ seams)`); this module does the rest, once for both:
         async with process.connect(args, field_manager=FIELD_MANAGER) as client:
             ...
 
-`main` parses the flags, sizes asyncio's TLS read buffers (`TLS_READ_BUFFER_BYTES`), configures
-logging and tracing (`olm_runtime.tracing.configure_from_env`,
-with the parser's `prog` as the service name; spans still queued are flushed at exit), reads the
-testing seams (`olm.testing_seams`) and runs `run` to its end. Exit codes: 0 after a graceful
-stop, 130 on Ctrl-C, and `startup.EXIT_CODE`, after one error line, when the seams or the `OTEL_*`
-variables do not parse or the API server cannot be used (`olm.startup`).
+`main` parses the flags, makes TLS connections read into small buffers (`olm.tlsbuffers`),
+configures logging and tracing (`olm_runtime.tracing.configure_from_env`, with the parser's `prog`
+as the service name; spans still queued are flushed at exit), reads the testing seams
+(`olm.testing_seams`) and runs `run` to its end. Exit codes: 0 after a graceful stop, 130 on
+Ctrl-C, and `startup.EXIT_CODE`, after one error line, when the seams or the `OTEL_*` variables do
+not parse or the API server cannot be used (`olm.startup`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import asyncio.sslproto
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 
-from olm import startup, testing_seams
+from olm import startup, testing_seams, tlsbuffers
 from olm_runtime import logging, tracing
 from olm_runtime.client import Client
 
@@ -38,20 +37,13 @@ EXIT_INTERRUPTED = 130
 Run = Callable[[argparse.Namespace, testing_seams.Seams], Coroutine[object, object, None]]
 """A process's own part: everything between start-up and a graceful stop."""
 
-TLS_READ_BUFFER_BYTES = 64 << 10
-"""What each TLS connection reads into. asyncio allocates (and zero-fills) 256 KiB per connection, so
-every watch, catalog download and client of catalogd's server kept 256 KiB resident; operator-controller
-holds a watch per kind per extension. At 64 KiB a large body still reads as fast (measured in
-docs/dev/bench-upstream.md) and each connection costs about 190 KiB less."""
-
 _log = logging.get_logger("olm.process")
 
 
 def main(parser: argparse.ArgumentParser, run: Run, argv: Sequence[str] | None = None) -> int:
     """Run a process declared by `parser` (with `processflags.add_common_flags`); the exit code."""
     args = parser.parse_args(argv)
-    # A class attribute read by each new connection; asyncio offers no per-connection setting.
-    asyncio.sslproto.SSLProtocol.max_size = TLS_READ_BUFFER_BYTES
+    tlsbuffers.limit()
     logging.configure(format=args.log_format, level=args.log_level)
     try:
         provider = tracing.configure_from_env(service_name=parser.prog)

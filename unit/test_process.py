@@ -194,7 +194,7 @@ def test_each_tls_connection_costs_far_less_than_asyncios_default_buffer(tmp_pat
         timeout=120,
     )
     per_connection_kib = float(result.stdout.strip().splitlines()[-1])
-    # Both ends of each connection live in the probe: about 200 KiB with 64 KiB read buffers, about
+    # Both ends of each connection live in the probe: about 130 KiB with 32 KiB read buffers, about
     # 580 KiB with asyncio's default of 256 KiB.
     assert per_connection_kib < 300, per_connection_kib
     assert result.stderr == ""

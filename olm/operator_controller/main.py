@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from olm import oci, process, processflags, pullconfig, testing_seams
-from olm.operator_controller import clusterextension, clusterobjectset, metrics, resolve, tlsbuffers
+from olm.operator_controller import clusterextension, clusterobjectset, metrics, resolve
 from olm.operator_controller.catalogs import CatalogClient
 from olm.operator_controller.catalogs import ClientOptions as CatalogClientOptions
 from olm_runtime import logging
@@ -96,7 +96,6 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    tlsbuffers.limit()
     return process.main(parser(), run, argv)
 
 

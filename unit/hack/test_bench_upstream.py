@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hack.bench.upstream import peer
-from hack.bench.upstream.run import Table
+from hack.bench.upstream.run import Table, reconciled
 
 
 def test_without_boxcutter_the_peer_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,3 +36,20 @@ def test_the_table_prints_medians_and_ratios_ours_over_upstream() -> None:
     lines = table.render().splitlines()
     assert lines[2] == "| catalog create to Serving | 3.0 s | 1.5 s | 0.50 | 3 |"
     assert lines[3] == "| RSS | - | 50.0 MiB | - | 1 |"
+
+
+def test_reconciles_and_queue_depth_are_read_per_controller() -> None:
+    metrics = """\
+# HELP controller_runtime_reconcile_total Total number of reconciliations per controller
+# TYPE controller_runtime_reconcile_total counter
+controller_runtime_reconcile_total{controller="clusterextension",result="success"} 198
+controller_runtime_reconcile_total{controller="clusterextension",result="error"} 2
+controller_runtime_reconcile_total{controller="clusterobjectset",result="success"} 7
+# HELP workqueue_depth Current depth of the workqueue.
+# TYPE workqueue_depth gauge
+workqueue_depth{controller="clusterextension",name="clusterextension"} 0
+workqueue_depth{controller="clusterobjectset",name="clusterobjectset"} 3
+"""
+    assert reconciled(metrics, "clusterextension") == (200.0, 0.0)
+    assert reconciled(metrics, "clusterobjectset") == (7.0, 3.0)
+    assert reconciled(metrics, "clustercatalog") == (0.0, 0.0)

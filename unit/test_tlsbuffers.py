@@ -1,4 +1,4 @@
-"""operator-controller's smaller TLS read buffer: connections made after `limit()` use it, and a body
+"""The processes' smaller TLS read buffer: connections made after `limit()` use it, and a body
 many times its size still arrives whole."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from olm.operator_controller import tlsbuffers
+from olm import tlsbuffers
 from olm_runtime.testing.pki import CertificateAuthority
 
 BODY = os.urandom(3 << 20)
