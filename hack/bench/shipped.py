@@ -8,6 +8,7 @@ a peer therefore runs ours with this environment's interpreter, as users run it.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -17,8 +18,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 VENV = REPO_ROOT / "build" / "bench" / "shipped-venv"
 
 
+@functools.cache
 def shipped_python() -> str:
-    """The interpreter of a virtualenv with exactly the image's packages, synced from `uv.lock`."""
+    """The interpreter of a virtualenv with exactly the image's packages, synced from `uv.lock` once
+    per run."""
     uv = shutil.which("uv")
     if uv is None:
         raise RuntimeError("uv is not on PATH (hack/install-deps.sh installs it)")

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from hack.bench.peers import ensure_controller_runtime_peer
 from hack.bench.runtime.figures import WRITTEN_AT
+from hack.bench.shipped import shipped_python
 from hack.controlplane import build
 from olm_runtime.client import Client, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
@@ -48,7 +49,10 @@ def command(contender: str, mode: str, kubeconfig: Path, namespace: str, **extra
         if contender == "olm_runtime"
         else "hack.bench.runtime.contender_kopf"
     )
-    return [sys.executable, "-m", module, f"--mode={mode}", f"--kubeconfig={kubeconfig}",
+    # Ours runs with the packages olm-runtime ships with, not the development extras (structlog
+    # imports rich when it is installed); kopf needs the bench group, so it keeps this interpreter.
+    python = shipped_python() if contender == "olm_runtime" else sys.executable
+    return [python, "-m", module, f"--mode={mode}", f"--kubeconfig={kubeconfig}",
             f"--namespace={namespace}", *flags]  # fmt: skip
 
 
