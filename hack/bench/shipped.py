@@ -3,7 +3,9 @@
 The image installs the locked runtime dependencies only (no dev or bench group) and byte-compiles
 them. The development virtualenv has more: structlog, for one, renders exceptions with `rich` when
 it finds it installed, which adds about 4 MiB to each process. A benchmark that compares memory with
-a peer therefore runs ours with this environment's interpreter, as users run it.
+a peer therefore runs ours with this environment's interpreter, as users run it. The processes
+start with `python -m` from the repository root, so `olm` and `olm_runtime` come from the checkout
+and the virtualenv's installed copies of them never go stale.
 """
 
 from __future__ import annotations
