@@ -54,9 +54,20 @@ class Memory:
     swept: set[str] = field(default_factory=set)
     """Extensions whose leftover Secrets were swept since the process started."""
     resolved: dict[str, str] = field(default_factory=dict)
-    """The bundle each extension last resolved to: one `Resolved` event per change."""
+    """The bundle each extension last resolved to: one `Resolved` event per change (`newly_resolved`)."""
     render: RenderMemo = field(default_factory=RenderMemo)
     """The content digest each extension last rendered, and from what (`memo`)."""
+
+    def newly_resolved(self, name: str, bundle: str, installed: str | None) -> bool:
+        """Whether resolving `name` to `bundle` is news worth a `Resolved` event, and remember it.
+
+        News is a bundle other than the one this process last reported. Before it has reported any
+        (after a restart) the installed bundle stands in: an earlier process resolved and reported
+        it, so a restart re-resolving every extension to what is installed says nothing new.
+        """
+        reported = self.resolved.get(name, installed)
+        self.resolved[name] = bundle
+        return bundle != reported
 
     def forget(self, name: str) -> None:
         self.swept.discard(name)

@@ -191,8 +191,8 @@ class Pipeline:
         state.bundle = resolution.bundle
         state.deprecation = resolution.deprecation
         name = state.extension["metadata"]["name"]
-        if self.memory.resolved.get(name) != resolution.bundle.name:
-            self.memory.resolved[name] = resolution.bundle.name
+        installed_name = installed_bundle.name if installed_bundle is not None else None
+        if self.memory.newly_resolved(name, resolution.bundle.name, installed_name):
             self.recorder.event(
                 state.extension,
                 events.NORMAL,

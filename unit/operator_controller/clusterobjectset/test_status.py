@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.operator_controller.clusterobjectset import status
+from olm.operator_controller.clusterobjectset import reconciler, status
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 
 NOW = datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.UTC)
@@ -122,3 +122,26 @@ def test_transition_time_kept_while_status_unchanged() -> None:
         now=later,
     )
     assert second[0]["lastTransitionTime"] == first[0]["lastTransitionTime"]
+
+
+def test_phases_are_news_until_the_succeeded_latch_is_set() -> None:
+    rolling = status.apply_outcome(
+        [], Outcome(OutcomeKind.ROLLING_OUT), revision=1, generation=1, due=None, minutes=None, now=NOW
+    )
+    succeeded = status.apply_outcome(
+        rolling, Outcome(OutcomeKind.SUCCEEDED), revision=1, generation=1, due=None, minutes=None, now=NOW
+    )
+    assert not reconciler.succeeded_before({"metadata": {"name": "r"}})
+    assert not reconciler.succeeded_before({"status": {"conditions": rolling}})
+    assert reconciler.succeeded_before({"status": {"conditions": succeeded}})
+    # The latch outlives later outcomes, so a revision retrying after a restart stays quiet too.
+    retrying = status.apply_outcome(
+        succeeded,
+        Outcome(OutcomeKind.RETRYING, "x"),
+        revision=1,
+        generation=1,
+        due=None,
+        minutes=None,
+        now=NOW,
+    )
+    assert reconciler.succeeded_before({"status": {"conditions": retrying}})
