@@ -97,13 +97,6 @@ def _steps(steps: tuple[Step[State], ...]) -> Steps[State]:
     return Steps(CONTROLLER_NAME, tuple(_keeping_spec(step) for step in steps))
 
 
-def succeeded_before(cos: dict[str, Any]) -> bool:
-    """Whether the revision's `Succeeded` latch is set: each of its phases was reported done when it
-    first rolled out (by this process or an earlier one), so passing again after a restart is not
-    news worth a `PhaseSucceeded` event."""
-    return conditions.is_true((cos.get("status") or {}).get("conditions") or [], api.TYPE_SUCCEEDED)
-
-
 class Reconciler:
     def __init__(
         self,
@@ -289,7 +282,8 @@ class Reconciler:
         key = (state.me.uid, phase)
         if key not in self._reported_phases:
             self._reported_phases.add(key)
-            if succeeded_before(state.cos):
+            # Phases passing again after a restart are not news once the revision has succeeded.
+            if status.succeeded_before(state.cos):
                 return
             self.recorder.event(
                 state.cos,

@@ -24,7 +24,7 @@ from typing import Any
 from olm.api import conditions as api
 from olm_runtime import conditions
 
-__all__ = ["Outcome", "OutcomeKind", "apply_outcome", "deadline", "parse_time"]
+__all__ = ["Outcome", "OutcomeKind", "apply_outcome", "deadline", "parse_time", "succeeded_before"]
 
 
 class OutcomeKind(enum.Enum):
@@ -59,12 +59,17 @@ def parse_time(value: str | None) -> datetime.datetime | None:
     return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+def succeeded_before(cos: Mapping[str, Any]) -> bool:
+    """Whether the revision's `Succeeded` latch is set: it rolled out once (under this process or an
+    earlier one), and each of its phases was reported done then."""
+    return conditions.is_true((cos.get("status") or {}).get("conditions") or [], api.TYPE_SUCCEEDED)
+
+
 def deadline(cos: Mapping[str, Any], minute_seconds: float) -> datetime.datetime | None:
     """When the rollout must have succeeded, or None (no deadline, or already succeeded once)."""
     minutes = (cos.get("spec") or {}).get("progressDeadlineMinutes")
     created = parse_time((cos.get("metadata") or {}).get("creationTimestamp"))
-    latched = conditions.is_true((cos.get("status") or {}).get("conditions") or [], api.TYPE_SUCCEEDED)
-    if not minutes or created is None or latched:
+    if not minutes or created is None or succeeded_before(cos):
         return None
     return created + datetime.timedelta(seconds=float(minutes) * minute_seconds)
 

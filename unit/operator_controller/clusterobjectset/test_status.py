@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.operator_controller.clusterobjectset import reconciler, status
+from olm.operator_controller.clusterobjectset import status
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 
 NOW = datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.UTC)
@@ -125,23 +125,16 @@ def test_transition_time_kept_while_status_unchanged() -> None:
 
 
 def test_phases_are_news_until_the_succeeded_latch_is_set() -> None:
-    rolling = status.apply_outcome(
-        [], Outcome(OutcomeKind.ROLLING_OUT), revision=1, generation=1, due=None, minutes=None, now=NOW
-    )
-    succeeded = status.apply_outcome(
-        rolling, Outcome(OutcomeKind.SUCCEEDED), revision=1, generation=1, due=None, minutes=None, now=NOW
-    )
-    assert not reconciler.succeeded_before({"metadata": {"name": "r"}})
-    assert not reconciler.succeeded_before({"status": {"conditions": rolling}})
-    assert reconciler.succeeded_before({"status": {"conditions": succeeded}})
+    def after(existing: list[dict[str, Any]], outcome: Outcome) -> list[dict[str, Any]]:
+        return status.apply_outcome(
+            existing, outcome, revision=1, generation=1, due=None, minutes=None, now=NOW
+        )
+
+    rolling = after([], Outcome(OutcomeKind.ROLLING_OUT))
+    succeeded = after(rolling, Outcome(OutcomeKind.SUCCEEDED))
+    assert not status.succeeded_before({"metadata": {"name": "r"}})
+    assert not status.succeeded_before({"status": {"conditions": rolling}})
+    assert status.succeeded_before({"status": {"conditions": succeeded}})
     # The latch outlives later outcomes, so a revision retrying after a restart stays quiet too.
-    retrying = status.apply_outcome(
-        succeeded,
-        Outcome(OutcomeKind.RETRYING, "x"),
-        revision=1,
-        generation=1,
-        due=None,
-        minutes=None,
-        now=NOW,
-    )
-    assert reconciler.succeeded_before({"status": {"conditions": retrying}})
+    retrying = after(succeeded, Outcome(OutcomeKind.RETRYING, "x"))
+    assert status.succeeded_before({"status": {"conditions": retrying}})
