@@ -14,8 +14,9 @@ in the order they are declared here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import orjson
 
@@ -67,6 +68,18 @@ def _strings(obj: dict[str, Any], key: str, location: Location) -> tuple[str, ..
     return tuple(items)
 
 
+_Parsed = TypeVar("_Parsed")
+
+
+def _objects(
+    obj: dict[str, Any], key: str, location: Location, parse: Callable[[object, Location], _Parsed]
+) -> tuple[_Parsed, ...]:
+    """`obj[key]`, an array of objects, each read by `parse` at its own location."""
+    return tuple(
+        parse(item, (*location, key, index)) for index, item in enumerate(_array(obj, key, location))
+    )
+
+
 def _schema(obj: dict[str, Any], location: Location, allowed: tuple[str, ...]) -> str:
     if "schema" not in obj:
         raise ShapeError(_where((*location, "schema")), "Field required")
@@ -86,13 +99,6 @@ class Property:
     def parse(cls, value: object, location: Location = ()) -> Property:
         obj = _object(value, location)
         return cls(type=_string(obj, "type", location, default=None), value=obj.get("value"))
-
-
-def _properties(obj: dict[str, Any], location: Location) -> tuple[Property, ...]:
-    return tuple(
-        Property.parse(item, (*location, "properties", index))
-        for index, item in enumerate(_array(obj, "properties", location))
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +121,6 @@ class Package:
     description: str = ""
     icon: Icon | None = None
     properties: tuple[Property, ...] = ()
-    schema_: Literal["olm.package"] = "olm.package"
 
     @classmethod
     def parse(cls, value: object, location: Location = ()) -> Package:
@@ -130,7 +135,7 @@ class Package:
             default_channel=default_channel,
             description=description,
             icon=None if icon is None else Icon.parse(icon, (*location, "icon")),
-            properties=_properties(obj, location),
+            properties=_objects(obj, "properties", location, Property.parse),
         )
 
 
@@ -158,7 +163,6 @@ class Channel:
     package: str
     entries: tuple[ChannelEntry, ...] = ()
     properties: tuple[Property, ...] = ()
-    schema_: Literal["olm.channel"] = "olm.channel"
 
     @classmethod
     def parse(cls, value: object, location: Location = ()) -> Channel:
@@ -166,11 +170,13 @@ class Channel:
         _schema(obj, location, (SCHEMA_CHANNEL,))
         name = _string(obj, "name", location, default=None)
         package = _string(obj, "package", location, default=None)
-        entries = tuple(
-            ChannelEntry.parse(item, (*location, "entries", index))
-            for index, item in enumerate(_array(obj, "entries", location))
+        entries = _objects(obj, "entries", location, ChannelEntry.parse)
+        return cls(
+            name=name,
+            package=package,
+            entries=entries,
+            properties=_objects(obj, "properties", location, Property.parse),
         )
-        return cls(name=name, package=package, entries=entries, properties=_properties(obj, location))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +198,6 @@ class Bundle:
     image: str = ""
     properties: tuple[Property, ...] = ()
     related_images: tuple[RelatedImage, ...] = ()
-    schema_: Literal["olm.bundle"] = "olm.bundle"
 
     @classmethod
     def parse(cls, value: object, location: Location = ()) -> Bundle:
@@ -201,11 +206,8 @@ class Bundle:
         name = _string(obj, "name", location, default=None)
         package = _string(obj, "package", location, default=None)
         image = _string(obj, "image", location)
-        properties = _properties(obj, location)
-        related_images = tuple(
-            RelatedImage.parse(item, (*location, "relatedImages", index))
-            for index, item in enumerate(_array(obj, "relatedImages", location))
-        )
+        properties = _objects(obj, "properties", location, Property.parse)
+        related_images = _objects(obj, "relatedImages", location, RelatedImage.parse)
         return cls(
             name=name, package=package, image=image, properties=properties, related_images=related_images
         )
@@ -226,12 +228,6 @@ class Bundle:
 
 ReferencedSchema = Literal["olm.package", "olm.channel", "olm.bundle"]
 
-_REFERENCED: dict[str, ReferencedSchema] = {
-    SCHEMA_PACKAGE: "olm.package",
-    SCHEMA_CHANNEL: "olm.channel",
-    SCHEMA_BUNDLE: "olm.bundle",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class DeprecationReference:
@@ -241,8 +237,8 @@ class DeprecationReference:
     @classmethod
     def parse(cls, value: object, location: Location = ()) -> DeprecationReference:
         obj = _object(value, location)
-        schema = _schema(obj, location, tuple(_REFERENCED))
-        return cls(schema_=_REFERENCED[schema], name=_string(obj, "name", location))
+        schema = _schema(obj, location, (SCHEMA_PACKAGE, SCHEMA_CHANNEL, SCHEMA_BUNDLE))
+        return cls(schema_=cast(ReferencedSchema, schema), name=_string(obj, "name", location))
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,17 +259,13 @@ class DeprecationEntry:
 class Deprecations:
     package: str
     entries: tuple[DeprecationEntry, ...] = ()
-    schema_: Literal["olm.deprecations"] = "olm.deprecations"
 
     @classmethod
     def parse(cls, value: object, location: Location = ()) -> Deprecations:
         obj = _object(value, location)
         _schema(obj, location, (SCHEMA_DEPRECATIONS,))
         package = _string(obj, "package", location, default=None)
-        entries = tuple(
-            DeprecationEntry.parse(item, (*location, "entries", index))
-            for index, item in enumerate(_array(obj, "entries", location))
-        )
+        entries = _objects(obj, "entries", location, DeprecationEntry.parse)
         return cls(package=package, entries=entries)
 
 
