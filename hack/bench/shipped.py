@@ -4,8 +4,9 @@ The image installs the locked runtime dependencies only (no dev or bench group) 
 them. The development virtualenv has more: structlog, for one, renders exceptions with `rich` when
 it finds it installed, which adds about 4 MiB to each process. A benchmark that compares memory with
 a peer therefore runs ours with this environment's interpreter, as users run it. The processes
-start with `python -m` from the repository root, so `olm` and `olm_runtime` come from the checkout
-and the virtualenv's installed copies of them never go stale.
+start with `python -m` from the repository root, so `olm` and `olm_runtime` come from the checkout:
+the virtualenv holds only the dependencies (`--no-install-workspace`), and no wheel of ours is
+built for it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ VENV = REPO_ROOT / "build" / "bench" / "shipped-venv"
 
 @functools.cache
 def shipped_python() -> str:
-    """The interpreter of a virtualenv with exactly the image's packages, synced from `uv.lock` once
-    per run."""
+    """The interpreter of a virtualenv with the image's third-party packages, synced from `uv.lock`
+    once per run."""
     uv = shutil.which("uv")
     if uv is None:
         raise RuntimeError("uv is not on PATH (hack/install-deps.sh installs it)")
@@ -35,7 +36,7 @@ def shipped_python() -> str:
     }
     env.pop("VIRTUAL_ENV", None)
     subprocess.run(
-        [uv, "sync", "--frozen", "--no-dev", "--no-default-groups", "--no-editable", "--quiet"],
+        [uv, "sync", "--frozen", "--no-dev", "--no-default-groups", "--no-install-workspace", "--quiet"],
         cwd=REPO_ROOT,
         env=env,
         check=True,
