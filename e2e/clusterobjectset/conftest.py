@@ -16,6 +16,7 @@ from hack.crdgen import install as crds
 from hack.installer import create_cluster_admin_account
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.cli.leastprivilege import installer_rbac
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset import identity
 from olm_runtime import conditions
@@ -69,6 +70,23 @@ async def installer(admin_client: Client, namespace: str) -> AsyncIterator[str]:
     yield "installer"
     with contextlib.suppress(errors.NotFound):
         await admin_client.delete(CLUSTER_ROLE_BINDING, binding)
+
+
+async def olmctl_account(
+    admin_client: Client, namespace: str, name: str, objects: list[dict[str, Any]]
+) -> None:
+    """ServiceAccount `name` with exactly what `olmctl rbac` would print for `objects`."""
+    await admin_client.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
+    )
+    for document in installer_rbac(objects, extension_name=name, namespace=namespace, service_account=name):
+        await admin_client.apply(document, field_manager="e2e-drift-rbac", force=True)
+
+
+async def delete_installer_rbac(admin_client: Client, name: str) -> None:
+    for gvk in (kinds.CLUSTER_ROLE_BINDING, kinds.CLUSTER_ROLE):
+        with contextlib.suppress(errors.NotFound):
+            await admin_client.delete(gvk, f"{name}-installer")
 
 
 def config_map(name: str, namespace: str, data: dict[str, str] | None = None) -> dict[str, Any]:

@@ -11,13 +11,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
-from e2e.clusterobjectset.conftest import OPTIONS, Revisions, absent, config_map, exists, inline
+from e2e.clusterobjectset.conftest import (
+    OPTIONS,
+    Revisions,
+    absent,
+    config_map,
+    delete_installer_rbac,
+    exists,
+    inline,
+    olmctl_account,
+)
 from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm.cli.leastprivilege import installer_rbac
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime.client import Client, errors, kinds
@@ -38,15 +45,6 @@ async def drift(manager: Manager) -> AsyncIterator[DriftWatches]:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
-
-
-async def _account(admin_client: Client, namespace: str, name: str, objects: list[dict[str, Any]]) -> None:
-    """ServiceAccount `name` with exactly what `olmctl rbac` would print for `objects`."""
-    await admin_client.create(
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
-    )
-    for document in installer_rbac(objects, extension_name=name, namespace=namespace, service_account=name):
-        await admin_client.apply(document, field_manager=FIELD_MANAGER, force=True)
 
 
 async def _grant_namespace_watch(admin_client: Client, namespace: str, account: str) -> None:
@@ -71,12 +69,6 @@ async def _grant_namespace_watch(admin_client: Client, namespace: str, account: 
     )
 
 
-async def _delete_cluster_rbac(admin_client: Client, name: str) -> None:
-    for gvk in (kinds.CLUSTER_ROLE_BINDING, kinds.CLUSTER_ROLE):
-        with contextlib.suppress(errors.NotFound):
-            await admin_client.delete(gvk, f"{name}-installer")
-
-
 async def _restored(client: Client, namespace: str) -> bool:
     try:
         cm = await client.get(kinds.CONFIG_MAP, "watched", namespace=namespace)
@@ -96,7 +88,7 @@ async def test_a_kind_the_account_may_not_watch_is_polled_by_get_and_its_drift_r
     admin_client: Client, namespace: str, drift: DriftWatches
 ) -> None:
     objects = [config_map("watched", namespace, {"k": "v"})]
-    await _account(admin_client, namespace, "getter", objects)
+    await olmctl_account(admin_client, namespace, "getter", objects)
     revisions = Revisions(admin_client, namespace, "getter")
     try:
         await revisions.create("polled", [("all", inline(*objects))])
@@ -123,14 +115,14 @@ async def test_a_kind_the_account_may_not_watch_is_polled_by_get_and_its_drift_r
         )
     finally:
         await revisions.cleanup()
-        await _delete_cluster_rbac(admin_client, "getter")
+        await delete_installer_rbac(admin_client, "getter")
 
 
 async def test_an_account_that_may_watch_its_namespace_gets_an_informer_there_until_uninstall(
     admin_client: Client, namespace: str, drift: DriftWatches
 ) -> None:
     objects = [config_map("watched", namespace, {"k": "v"})]
-    await _account(admin_client, namespace, "watcher", objects)
+    await olmctl_account(admin_client, namespace, "watcher", objects)
     await _grant_namespace_watch(admin_client, namespace, "watcher")
     revisions = Revisions(admin_client, namespace, "watcher")
     try:
@@ -148,7 +140,7 @@ async def test_an_account_that_may_watch_its_namespace_gets_an_informer_there_un
         await eventually(lambda: _no_informers(drift), what="the drift informer to stop")
     finally:
         await revisions.cleanup()
-        await _delete_cluster_rbac(admin_client, "watcher")
+        await delete_installer_rbac(admin_client, "watcher")
 
 
 async def _forgotten(drift: DriftWatches, revision: str) -> bool:

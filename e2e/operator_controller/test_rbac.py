@@ -1,6 +1,9 @@
 """The shipped RBAC of operator-controller is enough: the process runs as the `operator-controller`
 ServiceAccount of `manifests/operator-controller/rbac.yaml` and installs, repairs and removes an
-extension without one request being forbidden.
+extension without one request being forbidden. So it does with the opt-in component
+`manifests/shared-drift-watches` added (its RBAC and its flag): then the extension's Deployment is
+watched by operator-controller itself and never by the extension's ServiceAccount, as the API
+server's audit log shows.
 
 The session's operator-controller (admin credentials) is stopped while this test runs, so every
 reconcile of the test's extension is made by the process under test; it is started again at the
@@ -13,6 +16,7 @@ themselves (`unit/operator_controller/test_manifests.py`).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -34,28 +38,43 @@ from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "operator-controller"
+SHARED_DRIFT_WATCHES = MANIFESTS.parent / "shared-drift-watches"
 SERVICE_ACCOUNT = "operator-controller"
 FIELD_MANAGER = "e2e-manifests"
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
 
-def _documents() -> list[dict[str, Any]]:
-    listed = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())["resources"]
+def _documents(directory: Path = MANIFESTS) -> list[dict[str, Any]]:
+    listed = yaml.safe_load((directory / "kustomization.yaml").read_text())["resources"]
     documents: list[dict[str, Any]] = []
     for name in listed:
-        documents += [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
+        documents += [d for d in yaml.safe_load_all((directory / name).read_text()) if d]
     return documents
 
 
-async def _service_account_kubeconfig(kube: Client, control_plane: ControlPlane, path: Path) -> Path:
-    """Install the shipped ServiceAccount and RBAC for real; write a kubeconfig with a one-hour
-    token of that ServiceAccount, so the process has exactly the shipped permissions."""
-    for document in _documents():
+def _shared_drift_watches_args() -> tuple[str, ...]:
+    """The arguments the component's patches add to the Deployment."""
+    component = yaml.safe_load((SHARED_DRIFT_WATCHES / "kustomization.yaml").read_text())
+    return tuple(op["value"] for entry in component["patches"] for op in yaml.safe_load(entry["patch"]))
+
+
+async def _service_account_kubeconfig(
+    kube: Client, control_plane: ControlPlane, path: Path, *, shared_drift_watches: bool
+) -> Path:
+    """Install the shipped ServiceAccount and RBAC (and the component's) for real; write a kubeconfig
+    with a one-hour token of that ServiceAccount, so the process has exactly the shipped permissions."""
+    documents = _documents() + (_documents(SHARED_DRIFT_WATCHES) if shared_drift_watches else [])
+    for document in documents:
         if document["kind"] in RBAC_KINDS:
             await kube.apply(document, field_manager=FIELD_MANAGER, force=True)
     return await token_kubeconfig(
         kube, control_plane, namespace=names.DEFAULT_SYSTEM_NAMESPACE, name=SERVICE_ACCOUNT, path=path
     )
+
+
+@pytest.fixture(params=[False, True], ids=["shipped", "shared-drift-watches"])
+def shared_drift_watches(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
 
 
 @pytest.fixture
@@ -64,18 +83,25 @@ async def shipped_rbac_process(
     kube: Client,
     control_plane: ControlPlane,
     tmp_path: Path,
+    shared_drift_watches: bool,
 ) -> AsyncIterator[OperatorControllerProcess]:
     """operator-controller as the shipped ServiceAccount, in place of the session's process (which
     is restarted afterwards, even when the test fails)."""
-    kubeconfig = await _service_account_kubeconfig(kube, control_plane, tmp_path / "kubeconfig")
+    kubeconfig = await _service_account_kubeconfig(
+        kube, control_plane, tmp_path / "kubeconfig", shared_drift_watches=shared_drift_watches
+    )
     process = OperatorControllerProcess(
         control_plane,
         tmp_path / "operator-controller",
         leader_elect=True,
         lease_name=unique("operator-controller-rbac"),
         kubeconfig=kubeconfig,
-        # The name the Role lets it watch (and the session never creates): absent, so pulls are anonymous.
-        extra_args=(f"--global-pull-secret={names.DEFAULT_SYSTEM_NAMESPACE}/olm-global-pull-secret",),
+        extra_args=(
+            # The name the Role lets it watch (and the session never creates): absent, so pulls are
+            # anonymous.
+            f"--global-pull-secret={names.DEFAULT_SYSTEM_NAMESPACE}/olm-global-pull-secret",
+            *(_shared_drift_watches_args() if shared_drift_watches else ()),
+        ),
     )
     operator_controller.stop()
     try:
@@ -102,15 +128,19 @@ async def _events_about(kube: Client, name: str) -> set[str]:
 
 
 async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
+    *,
     namespace: str,
     installer: Installer,
     extensions: Extensions,
     fixture_catalog: ServedCatalog,
     shipped_rbac_process: OperatorControllerProcess,
+    shared_drift_watches: bool,
+    control_plane: ControlPlane,
 ) -> None:
     process = shipped_rbac_process
     kube = extensions.kube
     account = await installer(namespace)
+    audit_from = control_plane.audit_log.stat().st_size
     name = unique("rbac")
     try:
         await extensions.create(
@@ -123,8 +153,8 @@ async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
             what=f"the Events of ClusterExtension {name}",
         )
 
-        # Drift detection watches the managed kinds as the extension's ServiceAccount: the process's
-        # own identity may not read Deployments at all.
+        # Drift detection watches the managed kinds as the extension's ServiceAccount (the process's
+        # own identity may not read Deployments at all), or, with shared drift watches, as itself.
         deployment = await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
         await kube.delete(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
         await eventually(
@@ -139,6 +169,24 @@ async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
     log = await asyncio.to_thread(process.log_file.read_text, errors="replace")
     forbidden = [line for line in log.splitlines() if "forbidden" in line.lower()]
     assert not forbidden, "\n".join(forbidden[:20])
+    watchers = await asyncio.to_thread(_deployment_watchers, control_plane.audit_log, audit_from)
+    ours = f"system:serviceaccount:{names.DEFAULT_SYSTEM_NAMESPACE}:{SERVICE_ACCOUNT}"
+    theirs = f"system:serviceaccount:{namespace}:{account}"
+    assert (ours in watchers, theirs in watchers) == (shared_drift_watches, not shared_drift_watches), (
+        watchers
+    )
+
+
+def _deployment_watchers(audit_log: Path, offset: int) -> set[str]:
+    """Who watched Deployments since `offset` of the audit log (a list, then a watch, each logged)."""
+    with audit_log.open("rb") as log:
+        log.seek(offset)
+        events = [json.loads(line) for line in log if line.strip()]
+    return {
+        str(e["user"]["username"])
+        for e in events
+        if e.get("verb") == "watch" and (e.get("objectRef") or {}).get("resource") == "deployments"
+    }
 
 
 async def _has_events(kube: Client, name: str, reasons: set[str]) -> bool:

@@ -1,4 +1,5 @@
-"""The part of `kustomize build` that OLM's manifests use: `resources` and `images`, nothing else.
+"""The part of `kustomize build` that OLM's manifests use, nothing else: `resources`, `images`,
+and `components` whose `patches` are inline JSON 6902 `add` operations on one named target.
 
 `kubectl apply -k` is what users run; this reads the same kustomization files so the local cluster
 applies exactly what they would, without needing kubectl. A kustomization that uses any other
@@ -17,7 +18,9 @@ import yaml
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
 OLM_KUSTOMIZATIONS = (MANIFESTS / "catalogd", MANIFESTS / "operator-controller")
-_UNDERSTOOD = frozenset({"apiVersion", "kind", "resources", "images"})
+_UNDERSTOOD = frozenset({"apiVersion", "kind", "resources", "images", "components"})
+_UNDERSTOOD_IN_COMPONENTS = frozenset({"apiVersion", "kind", "resources", "patches"})
+_TARGET_FIELDS = ("group", "version", "kind", "name")
 
 
 class KustomizeError(ValueError):
@@ -45,14 +48,10 @@ class ImageOverride:
 
 def build(directory: Path, images: Sequence[ImageOverride] = ()) -> list[dict[str, Any]]:
     """The objects of the kustomization in `directory`, with its own and the given image overrides."""
-    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
-    unknown = set(kustomization) - _UNDERSTOOD
-    if unknown:
-        raise KustomizeError(f"{directory}/kustomization.yaml uses {sorted(unknown)}: not supported here")
-    objects: list[dict[str, Any]] = []
-    for resource in kustomization.get("resources") or ():
-        path = directory / resource
-        objects.extend(build(path) if path.is_dir() else _load(path))
+    kustomization = _kustomization(directory, "Kustomization", _UNDERSTOOD)
+    objects = _resources(directory, kustomization)
+    for component in kustomization.get("components") or ():
+        objects = _with_component(directory / component, objects)
     own = [
         ImageOverride(name=entry["name"], new_ref=_ref_of(entry))
         for entry in kustomization.get("images") or ()
@@ -63,6 +62,60 @@ def build(directory: Path, images: Sequence[ImageOverride] = ()) -> list[dict[st
                 if split_tag(str(container.get("image", "")))[0] == override.name:
                     container["image"] = override.new_ref
     return objects
+
+
+def _kustomization(directory: Path, kind: str, understood: frozenset[str]) -> dict[str, Any]:
+    kustomization: dict[str, Any] = yaml.safe_load((directory / "kustomization.yaml").read_text())
+    unknown = set(kustomization) - understood
+    if unknown:
+        raise KustomizeError(f"{directory}/kustomization.yaml uses {sorted(unknown)}: not supported here")
+    if kustomization.get("kind", "Kustomization") != kind:
+        raise KustomizeError(f"{directory}/kustomization.yaml is a {kustomization.get('kind')}, not a {kind}")
+    return kustomization
+
+
+def _resources(directory: Path, kustomization: Mapping[str, Any]) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    for resource in kustomization.get("resources") or ():
+        path = directory / resource
+        objects.extend(build(path) if path.is_dir() else _load(path))
+    return objects
+
+
+def _with_component(directory: Path, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`objects` plus the component's resources, then its patches applied to all of them."""
+    component = _kustomization(directory, "Component", _UNDERSTOOD_IN_COMPONENTS)
+    objects = [*objects, *_resources(directory, component)]
+    for entry in component.get("patches") or ():
+        target = entry.get("target") or {}
+        matches = [obj for obj in objects if _is_target(obj, target)]
+        if len(matches) != 1:
+            raise KustomizeError(f"{directory}: patch target {target} matches {len(matches)} objects, not 1")
+        for operation in yaml.safe_load(entry["patch"]):
+            _add(matches[0], operation, where=str(directory))
+    return objects
+
+
+def _is_target(obj: Mapping[str, Any], target: Mapping[str, str]) -> bool:
+    group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
+    have = {"group": group, "version": version, "kind": obj.get("kind"), "name": obj["metadata"]["name"]}
+    if set(target) - set(_TARGET_FIELDS):
+        raise KustomizeError(f"patch target {target}: only {', '.join(_TARGET_FIELDS)} are supported here")
+    return all(have[key] == value for key, value in target.items())
+
+
+def _add(obj: dict[str, Any], operation: Mapping[str, Any], *, where: str) -> None:
+    """One JSON 6902 `add`; `-` as the last path segment appends to a list."""
+    if operation.get("op") != "add":
+        raise KustomizeError(f"{where}: patch operation {operation.get('op')!r} is not supported here")
+    *parents, last = [part.replace("~1", "/").replace("~0", "~") for part in operation["path"].split("/")[1:]]
+    node: Any = obj
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    if isinstance(node, list):
+        node.insert(len(node) if last == "-" else int(last), operation["value"])
+    else:
+        node[last] = operation["value"]
 
 
 def images_in(objects: Sequence[Mapping[str, Any]]) -> set[str]:

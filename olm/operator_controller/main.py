@@ -6,7 +6,8 @@
 Both controllers run on the elected replica (every replica serves `/metrics`, `/healthz` and
 `/readyz`). Bundle content is always applied as each ClusterExtension's ServiceAccount; the
 process's own identity only reads catalogs and extensions, writes revisions and their Secrets, and
-asks the API server what the ServiceAccounts may do (see `manifests/operator-controller`).
+asks the API server what the ServiceAccounts may do (see `manifests/operator-controller`), and,
+with `--shared-drift-watches`, watches the managed objects of every extension.
 SIGTERM and SIGINT stop everything gracefully. An API server that cannot be reached or used at start
 ends the process with one log line naming the address and the cause, and exit code 1 (`olm.startup`).
 """
@@ -50,6 +51,14 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="directory of PEM CA bundles trusted for catalogd's HTTPS server (re-read when they change)",
     )
+    p.add_argument(
+        "--shared-drift-watches",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="watch managed objects as operator-controller, one watch per kind for all extensions, on "
+        "kinds it may list and watch cluster-wide (manifests/shared-drift-watches grants that); "
+        "default: each extension's objects are watched as its ServiceAccount",
+    )
     return p
 
 
@@ -74,6 +83,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                     manager,
                     clusterobjectset.Options(
                         system_namespace=args.system_namespace,
+                        shared_drift_watches=args.shared_drift_watches,
                         deadline_minute_seconds=seams.deadline_minute_seconds,
                     ),
                 )

@@ -51,7 +51,7 @@ from hack.bench.install.run import (
     proc_memory_mib,
 )
 from hack.bench.upstream import peer as peers
-from hack.bench.upstream.sides import Side, side
+from hack.bench.upstream.sides import Side, side, watch_per_service_account
 from hack.images import realdata
 from hack.images.layout import catalog_image
 from hack.images.registry import Reference
@@ -445,7 +445,13 @@ async def run(args: argparse.Namespace, peer: peers.Peer | None, workdir: Path) 
             if name == "upstream" and peer is None:
                 continue
             s = await stack.enter_async_context(
-                side(name, workdir / name, peer if name == "upstream" else None, pods=many[-1] + SYSTEM_PODS)
+                side(
+                    name,
+                    workdir / name,
+                    peer if name == "upstream" else None,
+                    pods=many[-1] + SYSTEM_PODS,
+                    shared_drift_watches=args.ours_watches == "shared",
+                )
             )
             sides.append(s)
         published: dict[str, Catalogs] = {}
@@ -509,6 +515,24 @@ async def run(args: argparse.Namespace, peer: peers.Peer | None, workdir: Path) 
             table.record(
                 f"operator-controller restart to {many[-1]} extensions reconciled", "s", s.name, seconds
             )
+            await asyncio.sleep(5.0)
+            rss, _ = proc_memory_mib(s.pid(s.controller))
+            table.record(f"operator-controller RSS after restart, {many[-1]} reconciled", "MiB", s.name, rss)
+            if s.name == "ours" and args.ours_watches == "shared":
+                # The default, for the record: each extension's objects watched as its ServiceAccount.
+                watch_per_service_account(s)
+                seconds = await restart_to_reconciled(s, many[-1])
+                table.record(
+                    f"ours, drift watches per ServiceAccount: restart to {many[-1]} reconciled",
+                    "s",
+                    s.name,
+                    seconds,
+                )
+                await asyncio.sleep(5.0)
+                rss, _ = proc_memory_mib(s.pid(s.controller))
+                table.record(
+                    "ours, drift watches per ServiceAccount: RSS after that restart", "MiB", s.name, rss
+                )
 
         print(f"\ncatalogd SIGKILL -> all catalogs served again ({args.repeat} rounds)")
 
@@ -527,6 +551,13 @@ def main() -> None:
     parser.add_argument("--big-bundles", type=int, default=5000, help="bundles of the generated catalog")
     parser.add_argument("--steady", type=float, default=60.0, help="seconds of each steady-state window")
     parser.add_argument("--http-runs", type=int, default=7, help="requests per HTTP figure")
+    parser.add_argument(
+        "--ours-watches",
+        choices=("shared", "per-service-account"),
+        default="shared",
+        help="ours' drift watches: shared (as operator-controller, as upstream's are) or per ServiceAccount "
+        "(its default); with shared, ours is also restarted per ServiceAccount at the end, for the record",
+    )
     args = parser.parse_args()
     try:
         peer: peers.Peer | None = peers.build()
@@ -540,7 +571,7 @@ def main() -> None:
     print(
         f"\nmedians; machine: {os.cpu_count()} cores; each side on its own control plane; "
         f"leader election off on both; upstream {peers.UPSTREAM_VERSION} with its experimental "
-        "feature gates (ClusterObjectSet applier)"
+        f"feature gates (ClusterObjectSet applier); ours' drift watches: {args.ours_watches}"
     )
 
 

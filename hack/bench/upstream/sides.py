@@ -3,7 +3,9 @@ upstream's) on it, with the catalogs both sides serve published into that side's
 
 Each side has a plane of its own, so neither OLM sees the other's objects, and each OLM runs as
 ServiceAccounts of its own (`olmv1-system/catalogd`, `olmv1-system/operator-controller`, bound to
-cluster-admin) so the API server's audit log attributes every request it makes.
+cluster-admin) so the API server's audit log attributes every request it makes. With those rights
+ours may share its drift watches as upstream always does (`--shared-drift-watches`, on unless the
+run says otherwise).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
 
 FIELD_MANAGER = "bench-upstream"
+SHARED_DRIFT_WATCHES = "--shared-drift-watches"
 ACCOUNTS = ("catalogd", "operator-controller")
 
 
@@ -71,9 +74,11 @@ async def _accounts(kube: Client, workdir: Path, plane: ControlPlane) -> dict[st
 
 
 @contextlib.asynccontextmanager
-async def side(name: str, workdir: Path, peer: Peer | None, *, pods: int) -> AsyncIterator[Side]:
+async def side(
+    name: str, workdir: Path, peer: Peer | None, *, pods: int, shared_drift_watches: bool
+) -> AsyncIterator[Side]:
     """`name` is "ours" or "upstream" (then `peer` gives the binaries), with kwok nodes enough for
-    `pods` Pods; up for the block."""
+    `pods` Pods; up for the block. `shared_drift_watches` applies to ours only."""
     with plane_and_registry(workdir, pods=pods) as (plane, registry):
         config = await load_config(kubeconfig=plane.kubeconfig)
         async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
@@ -103,7 +108,10 @@ async def side(name: str, workdir: Path, peer: Peer | None, *, pods: int) -> Asy
                     workdir / "operator-controller",
                     kubeconfig=configs["operator-controller"],
                     python=python,
-                    extra_args=("--log-format=json",),
+                    extra_args=(
+                        "--log-format=json",
+                        *([SHARED_DRIFT_WATCHES] if shared_drift_watches else []),
+                    ),
                 )
             else:
                 catalogd = UpstreamCatalogd(
@@ -124,3 +132,9 @@ async def side(name: str, workdir: Path, peer: Peer | None, *, pods: int) -> Asy
                 controller.stop()
                 catalogd.stop()
                 cert_manager.stop()
+
+
+def watch_per_service_account(s: Side) -> None:
+    """From its next start, ours watches managed objects per ServiceAccount (its default)."""
+    assert isinstance(s.controller, OperatorControllerProcess)
+    s.controller.extra_args = tuple(a for a in s.controller.extra_args if a != SHARED_DRIFT_WATCHES)

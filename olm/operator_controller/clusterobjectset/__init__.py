@@ -38,12 +38,17 @@ async def setup_with_manager(manager: Manager, options: Options | None = None) -
     Equals `Builder(manager).for_(COS).watches(source.Channel(drift events)).complete(Reconciler)`,
     plus the `DriftWatches` runnable: the COS informer drives reconciles, and the drift informers
     (created per identity, owner and managed kind as revisions need them, outside the manager's
-    cache because each runs with a ServiceAccount's token) feed a channel that maps objects to their
+    cache because each runs with a ServiceAccount's token, or per kind as the controller with
+    `Options.shared_drift_watches`) feed a channel that maps objects to their
     controlling revision.
     """
     options = options or Options()
     drift: asyncio.Queue[event.GenericEvent] = asyncio.Queue()
-    watches = DriftWatches(drift, options=manager.cache.options)
+    watches = DriftWatches(
+        drift,
+        options=manager.cache.options,
+        shared=manager.client if options.shared_drift_watches else None,
+    )
     manager.add(watches)
     reconciler = Reconciler(
         manager.client,

@@ -24,6 +24,10 @@ class Options:
     retry_interval: float = 10.0
     """Seconds before a revision that hit a retryable problem (collision, missing Secret,
     forbidden write) is reconciled again."""
+    shared_drift_watches: bool = False
+    """Watch managed objects as the controller itself, one informer per kind for every revision,
+    where the controller may list and watch the kind in all namespaces (`watches`). Off by default:
+    managed objects are read only as the revisions' ServiceAccounts."""
     drift_poll_interval: float = 30.0
     """Seconds between reconciles of an Active revision that manages objects of a kind its
     ServiceAccount may not list and watch (see `watches`): the longest such drift goes unrepaired."""

@@ -3,8 +3,9 @@
 For each phase, in spec order:
 
 1. look up every object (the drift informer first, the API server when the informer does not show
-   it as ours or the identity may not watch its kind; both as the revision's identity) and judge
-   it (`ownership.judge`); if any object collides, stop before applying anything of the phase;
+   it as ours or the identity may not watch its kind; both as the revision's identity, except a
+   shared drift informer, which runs as the controller) and judge it (`ownership.judge`); if any
+   object collides, stop before applying anything of the phase;
 2. release the references of adopted objects' previous controllers, then server-side apply every
    object (concurrently, one field manager, `force` so our fields win) as the revision's identity;
 3. probe the objects as the apply returned them; the next phase starts only if all pass.

@@ -13,10 +13,19 @@ never with the controller's own. For each object the rollout asks `lookup`, whic
   every `Options.drift_poll_interval` seconds while the revision is active (`polled`), so their
   drift is repaired within that interval.
 
+Shared drift watches (`Options.shared_drift_watches`, opt-in) trade that rule for memory at scale,
+as upstream's single tracking cache does: a kind the controller itself may list and watch in all
+namespaces gets one informer, as the controller, for the managed objects of every revision
+(selected by the revision-name label), instead of one per identity and owner: 5 watches rather than
+1,000 for 200 extensions. Kinds the controller may not watch cluster-wide fall back to the rule
+above. The shared informer changes what the rollout reads first, not what it decides: an object
+that is not the revision's own is read again by GET as the revision's identity before it is judged.
+
 Uses are counted per revision: `release(revision)`, called once a revision has let go of its
 objects (or is gone), stops every informer no remaining revision uses. A decision stands while a
-revision uses it: `list` and `watch` granted to the ServiceAccount later take effect after a restart
-of operator-controller (or a fresh install of the extension).
+revision uses it (the controller's own reach, once made, for the process's lifetime): `list` and
+`watch` granted later take effect after a restart of operator-controller (or, for a ServiceAccount,
+a fresh install of the extension).
 
 `DriftWatches` is a `Runnable`: its informers run inside its `start()`, on the elected replica.
 """
@@ -31,11 +40,17 @@ from typing import Any
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller.clusterobjectset import access, ownership
-from olm_runtime import cache, ownerrefs
+from olm_runtime import cache, logging, ownerrefs
 from olm_runtime.client import Client, GroupVersionKind, ResourceInfo, errors
 from olm_runtime.controller import Request, event
 
 __all__ = ["DriftWatches", "WatchUnavailable", "Watched", "owning_revisions", "selector_for"]
+
+SHARED_IDENTITY = "operator-controller"
+"""The identity of shared drift informers, in messages and informer listings."""
+SHARED_SELECTOR = names.REVISION_NAME_LABEL
+"""Every managed object carries the revision-name label (`ownership.desired_object`)."""
+_log = logging.get_logger("operator_controller.clusterobjectset.watches")
 
 
 def owning_revisions(obj: Mapping[str, Any]) -> Iterator[Request]:
@@ -99,8 +114,14 @@ class DriftWatches:
         *,
         options: cache.CacheOptions | None = None,
         sync_timeout: float = 30.0,
+        shared: Client | None = None,
     ) -> None:
+        """`shared`: the controller's own client, to share drift watches (see the module)."""
         self._events = events
+        self._shared = shared
+        self._shared_reach: dict[GroupVersionKind, bool] = {}
+        """Kind -> whether `shared` may list and watch it in all namespaces."""
+        self._shared_deciding: dict[GroupVersionKind, asyncio.Lock] = {}
         self._options = options or cache.CacheOptions()
         self._sync_timeout = sync_timeout
         self._uses: dict[str, set[_Use]] = {}
@@ -151,13 +172,7 @@ class DriftWatches:
         self._uses.setdefault(revision.name, set()).add(use)
         async with self._deciding.setdefault(use, asyncio.Lock()):
             if use not in self._decided:
-                try:
-                    reach = await access.watch_reach(client, resource, use.namespace or None)
-                except errors.APIError as e:
-                    raise WatchUnavailable(
-                        f"cannot review access to {gvk.kind} as {identity}: {e.message}"
-                    ) from e
-                self._decided[use] = self._watch_for(use, reach, resource, client)
+                self._decided[use] = await self._decide(use, resource, client)
         watch = self._decided[use]
         if watch is None:
             return Watched(resource, None)
@@ -170,26 +185,58 @@ class DriftWatches:
             # Without this deadline a reconcile (and with it a graceful shutdown) would wait forever
             # on a watch that cannot start, e.g. when the ServiceAccount lost its rights meanwhile.
             raise WatchUnavailable(
-                f"cannot watch {gvk.kind}.{gvk.group or 'core'} as {identity}: "
+                f"cannot watch {gvk.kind}.{gvk.group or 'core'} as {watch.identity}: "
                 f"not synced after {self._sync_timeout:.0f}s{detail}"
             ) from None
         except cache.InformerStopped as e:
             raise WatchUnavailable(str(e)) from None
         return Watched(resource, informer)
 
-    def _watch_for(
-        self, use: _Use, reach: access.Reach, resource: ResourceInfo, client: Client
-    ) -> _Watch | None:
+    async def _decide(self, use: _Use, resource: ResourceInfo, client: Client) -> _Watch | None:
+        if self._shared is not None and await self._shared_may_watch(resource):
+            shared = _Watch(SHARED_IDENTITY, SHARED_SELECTOR, use.gvk, "")
+            return self._informer_for(shared, resource, self._shared)
+        try:
+            reach = await access.watch_reach(client, resource, use.namespace or None)
+        except errors.APIError as e:
+            raise WatchUnavailable(
+                f"cannot review access to {use.gvk.kind} as {use.identity}: {e.message}"
+            ) from e
         if reach is access.Reach.NONE:
             return None
         namespace = use.namespace if reach is access.Reach.NAMESPACE else ""
-        watch = _Watch(use.identity, use.selector, use.gvk, namespace)
+        return self._informer_for(_Watch(use.identity, use.selector, use.gvk, namespace), resource, client)
+
+    async def _shared_may_watch(self, resource: ResourceInfo) -> bool:
+        assert self._shared is not None
+        gvk = resource.gvk
+        async with self._shared_deciding.setdefault(gvk, asyncio.Lock()):
+            if gvk not in self._shared_reach:
+                try:
+                    reach = await access.watch_reach(self._shared, resource, None)
+                except errors.APIError as e:
+                    raise WatchUnavailable(
+                        f"cannot review access to {gvk.kind} as {SHARED_IDENTITY}: {e.message}"
+                    ) from e
+                self._shared_reach[gvk] = reach is access.Reach.ALL_NAMESPACES
+                if not self._shared_reach[gvk]:
+                    # Once per kind: an administrator who meant to share this kind's watch learns
+                    # which grant is missing.
+                    _log.info(
+                        "shared drift watch not possible: watching per ServiceAccount",
+                        kind=str(gvk),
+                        missing=f"list and watch on {resource.gvr.resource}.{resource.gvr.group or 'core'} "
+                        "in all namespaces",
+                    )
+        return self._shared_reach[gvk]
+
+    def _informer_for(self, watch: _Watch, resource: ResourceInfo, client: Client) -> _Watch:
         if watch not in self._informers:
             informer = cache.Informer(
-                client.transport,  # the identity's own token: the watch sees what it may see
+                client.transport,  # the watching identity's own token: it sees what it may see
                 resource,
-                namespaces=(namespace,) if namespace else None,
-                label_selector=use.selector,
+                namespaces=(watch.namespace,) if watch.namespace else None,
+                label_selector=watch.selector,
                 transform=self._options.transform,
                 reflector_options=self._options.reflector,
             )

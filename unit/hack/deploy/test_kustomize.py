@@ -86,3 +86,59 @@ def test_unknown_kustomization_fields_are_refused(tmp_path: Path) -> None:
     (tmp_path / "kustomization.yaml").write_text("resources: []\npatches: []\n")
     with pytest.raises(kustomize.KustomizeError, match="patches"):
         kustomize.build(tmp_path)
+
+
+def _overlay_with_component(directory: Path, component: Path) -> Path:
+    (directory / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "resources": [str(base) for base in kustomize.OLM_KUSTOMIZATIONS],
+                "components": [str(component)],
+            }
+        )
+    )
+    return directory
+
+
+def test_a_component_adds_its_resources_and_patches_its_target(tmp_path: Path) -> None:
+    plain = [o for d in kustomize.OLM_KUSTOMIZATIONS for o in kustomize.build(d)]
+    built = kustomize.build(_overlay_with_component(tmp_path, kustomize.MANIFESTS / "shared-drift-watches"))
+    assert kinds_of(built) == sorted(
+        [
+            *kinds_of(plain),
+            ("ClusterRole", "operator-controller-shared-drift-watches"),
+            ("ClusterRoleBinding", "operator-controller-shared-drift-watches"),
+        ]
+    )
+    changed = [(a, b) for a, b in zip(plain, built[: len(plain)], strict=True) if a != b]
+    ((before, after),) = changed
+    assert after["metadata"]["name"] == "operator-controller-controller-manager"
+    (old,) = before["spec"]["template"]["spec"]["containers"]
+    (new,) = after["spec"]["template"]["spec"]["containers"]
+    assert new["args"] == [*old["args"], "--shared-drift-watches"]
+
+
+def _component(directory: Path, patch: str, target: dict[str, str]) -> Path:
+    directory.mkdir()
+    (directory / "kustomization.yaml").write_text(
+        yaml.safe_dump({"kind": "Component", "patches": [{"target": target, "patch": patch}]})
+    )
+    return directory
+
+
+def test_a_component_patch_must_match_one_object(tmp_path: Path) -> None:
+    component = _component(
+        tmp_path / "c", "- {op: add, path: /metadata/labels/x, value: y}", {"kind": "Deployment"}
+    )
+    with pytest.raises(kustomize.KustomizeError, match="matches 2 objects, not 1"):
+        kustomize.build(_overlay_with_component(tmp_path, component))
+
+
+def test_a_component_patch_other_than_add_is_refused(tmp_path: Path) -> None:
+    component = _component(
+        tmp_path / "c",
+        "- {op: remove, path: /metadata/labels}",
+        {"kind": "Deployment", "name": "operator-controller-controller-manager"},
+    )
+    with pytest.raises(kustomize.KustomizeError, match="'remove' is not supported"):
+        kustomize.build(_overlay_with_component(tmp_path, component))

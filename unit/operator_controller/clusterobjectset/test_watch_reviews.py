@@ -42,3 +42,22 @@ async def test_concurrent_lookups_of_one_kind_and_namespace_review_access_once()
     assert all(w.informer is None for w in found)
     assert reviewer.reviews == 4  # list and watch, in all namespaces and then in "ns"
     assert watches.polled("app-1") == [kinds.CONFIG_MAP]
+
+
+async def test_a_kind_the_controller_may_not_watch_everywhere_falls_back_to_each_identity() -> None:
+    controller = _Reviewer()
+    watches = DriftWatches(asyncio.Queue(), shared=cast(Client, controller))
+    accounts = {"sa-1": _Reviewer(), "sa-2": _Reviewer()}
+    me = Revision("app-1", "uid-1", 1, {})
+
+    found = await asyncio.gather(
+        *(
+            watches.lookup(me, cast(Client, reviewer), identity, kinds.CONFIG_MAP, "ns")
+            for identity, reviewer in accounts.items()
+            for _ in range(10)
+        )
+    )
+
+    assert all(w.informer is None for w in found)
+    assert controller.reviews == 2  # list and watch in all namespaces, once for the kind
+    assert [reviewer.reviews for reviewer in accounts.values()] == [4, 4]
