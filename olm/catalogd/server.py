@@ -326,7 +326,8 @@ class CatalogServer:
         loop = asyncio.get_running_loop()
         try:
             await response.prepare(request)
-            while chunk := await loop.run_in_executor(None, reader.read, self.options.chunk_bytes):
+            step = self.options.chunk_bytes
+            while chunk := reader.read_cached(step) or await loop.run_in_executor(None, reader.read, step):
                 await self._write(request, response, chunk)
             await response.write_eof()
         finally:
@@ -334,11 +335,13 @@ class CatalogServer:
         return response
 
     async def _write(
-        self, request: web.Request, response: web.StreamResponse, chunk: bytes | memoryview
+        self, request: web.Request, response: web.StreamResponse, chunk: bytes | bytearray | memoryview
     ) -> None:
         """Write one chunk of a body, disconnecting a client that leaves it unread too long."""
         try:
-            await asyncio.wait_for(response.write(chunk), self.options.write_stall_timeout)
+            # A timeout scope, not wait_for: wait_for wraps each chunk's write in a task of its own.
+            async with asyncio.timeout(self.options.write_stall_timeout):
+                await response.write(chunk)
         except TimeoutError:
             if request.transport is not None:
                 request.transport.abort()
