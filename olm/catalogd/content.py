@@ -23,8 +23,8 @@ import re
 import time
 from dataclasses import dataclass
 
-from olm import fbc, oci
-from olm.catalogd import blobprune, memory, metrics
+from olm import fbc, memory, oci
+from olm.catalogd import blobprune, metrics
 from olm.catalogd.storage import Storage, StoredCatalog
 from olm.catalogd.unpack import Unpacker, UnpackError
 from olm_runtime import controller, tracing

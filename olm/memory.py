@@ -1,9 +1,9 @@
-"""Handing memory freed by an ingest back to the system.
+"""Handing memory freed by a large parse back to the system.
 
-Parsing a catalog allocates and frees a great many objects and buffers, in the worker thread that
-parses and in the one that compresses. CPython returns the memory to the C allocator, but glibc
-keeps the freed pages of each thread's arena mapped, so catalogd's resident size would stay at its
-ingest peak while it serves. `malloc_trim` releases those pages; elsewhere it is a no-op.
+Parsing a catalog (catalogd) or a bundle (operator-controller) allocates and frees a great many
+objects and buffers in a worker thread. CPython returns the memory to the C allocator, but glibc
+keeps the freed pages of each thread's arena mapped, so the process's resident size would stay at
+its peak. `malloc_trim` releases those pages; elsewhere it is a no-op.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import platform
 
 import pytest
 
-from olm.catalogd import memory
+from olm import memory
 
 
 @pytest.mark.skipif(
