@@ -86,11 +86,10 @@ def one_input(data: bytes) -> None:
             stored[(secret["metadata"]["name"], key)] = raw
     resolved: list[dict[str, Any]] = []
     for phase in packed.phases:
-        assert len(phase.objects) <= applier.MAX_OBJECTS_PER_PHASE
-        for entry in phase.objects:
-            assert entry.ref is not None
-            raw = stored[(entry.ref.name, entry.ref.key)]
-            resolved.append(sources.decode_value(raw, limit=LIMIT, where=entry.ref.key))
+        assert len(phase.refs) <= applier.MAX_OBJECTS_PER_PHASE
+        for ref in phase.refs:
+            raw = stored[(ref.name, ref.key)]
+            resolved.append(sources.decode_value(raw, limit=LIMIT, where=ref.key))
     assert sorted(map(_canonical, resolved)) == sorted(map(_canonical, objs))
     assert applier.pack("ext-1", "ext", list(reversed(objs)), OPTIONS) == packed
 

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from olm.api import names, rules
 from olm.api.base import AGE_COLUMN, Model, PrinterColumn, Resource, ResourceInfo, condition_status_column
+from olm.api.extensionspec import CRDUpgradeSafetyEnforcement, UpgradeConstraintPolicy
 from olm.api.markers import PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
 from olm.api.meta import Conditions, LabelSelector, ProgressDeadlineMinutes
 
@@ -57,20 +58,6 @@ class ExtensionSourceType(StrEnum):
     """Where installable content comes from."""
 
     CATALOG = "Catalog"
-
-
-class UpgradeConstraintPolicy(StrEnum):
-    """Whether the upgrade paths a package author published in the catalog are enforced."""
-
-    CATALOG_PROVIDED = "CatalogProvided"
-    SELF_CERTIFIED = "SelfCertified"
-
-
-class CRDUpgradeSafetyEnforcement(StrEnum):
-    """Whether the CRD upgrade safety check runs before an upgrade."""
-
-    STRICT = "Strict"
-    NONE = "None"
 
 
 class ClusterExtensionConfigType(StrEnum):

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from olm.api import names
-from olm.api.clusterextension import UpgradeConstraintPolicy
+from olm.api.extensionspec import UpgradeConstraintPolicy
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.cli import preview, render
 from olm.cli.checks import CRDSafety, Permissions, check_crd_safety, check_permissions

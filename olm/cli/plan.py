@@ -24,7 +24,8 @@ from typing import Any
 import pydantic
 
 from olm import oci, semver
-from olm.api.clusterextension import CatalogFilter, UpgradeConstraintPolicy
+from olm.api.clusterextension import CatalogFilter
+from olm.api.extensionspec import CatalogSource, UpgradeConstraintPolicy
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.cli.commands import CommandFailed, Session
 from olm.cli.content import read_catalog
@@ -127,9 +128,11 @@ def catalog_filter(
     channels: Sequence[str] = (),
     catalog_selector: dict[str, Any] | None = None,
     upgrade_constraint_policy: str = UpgradeConstraintPolicy.CATALOG_PROVIDED,
-) -> CatalogFilter:
-    """`spec.source.catalog` for these arguments, as the ClusterExtension would carry it. A version
-    range the resolver would refuse fails here, before any catalog is read."""
+) -> CatalogSource:
+    """`spec.source.catalog` for these arguments, as operator-controller reads it from a
+    ClusterExtension. The fields are checked as the API would check them (the model the CRD is
+    generated from), and a version range the resolver would refuse fails here, before any catalog
+    is read."""
     if version:
         try:
             semver.parse_range(version)
@@ -143,11 +146,12 @@ def catalog_filter(
     if catalog_selector:
         data["selector"] = catalog_selector
     try:
-        return CatalogFilter.model_validate(data)
+        CatalogFilter.model_validate(data)
     except pydantic.ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise CommandFailed(f"invalid {where}: {first['msg']}") from None
+    return CatalogSource.parse(data)
 
 
 def install_mode(watch_namespace: str | None, install_namespace: str) -> str:
@@ -231,7 +235,7 @@ class ResolutionFailed(CommandFailed):
     """No bundle satisfies the request; the message is operator-controller's."""
 
 
-async def _gather(session: Session, source: CatalogFilter, read: CatalogReads) -> Gathered:
+async def _gather(session: Session, source: CatalogSource, read: CatalogReads) -> Gathered:
     """The selected catalogs' content for the package, or a one-line reason why there is none."""
     catalogs = [dict(c) for c in (await session.client.list(CLUSTER_CATALOG)).items]
     failures: dict[str, str] = {}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.api.clusterextension import CatalogFilter
+from olm.api.extensionspec import CatalogSource
 from olm.cli import diagnosis
 from olm.cli.diagnosis import Diagnosis, Health
 from olm.operator_controller import resolve
@@ -73,7 +73,7 @@ def resolution_message(source: dict[str, Any], installed: str | None = None, **k
     catalogs = kwargs.pop("catalogs", [resolve.CatalogContent(name="demo", content=LINEAR)])
     with pytest.raises(resolve.ResolutionError) as caught:
         resolve.resolve(
-            CatalogFilter.model_validate({"packageName": "x", **source}),
+            CatalogSource.parse({"packageName": "x", **source}),
             None if installed is None else resolve.Installed(name=f"x.v{installed}", version=installed),
             catalogs,
             **kwargs,

@@ -52,7 +52,7 @@ from hack.images.registry import RegistryClient
 from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm import fbc, semver
 from olm.api import names
-from olm.api.clusterextension import CatalogFilter
+from olm.api.extensionspec import CatalogSource
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.operator_controller.catalogs import CatalogClient, CatalogRef, ClientOptions
 from olm.operator_controller.resolve import CatalogContent, resolve
@@ -309,7 +309,7 @@ class ResolveFigures:
 
 async def resolve_once(client: CatalogClient, ref: CatalogRef, package: str) -> tuple[int, str]:
     content = await client.get_package(ref, package)
-    source = CatalogFilter.model_validate({"packageName": package})
+    source = CatalogSource(package_name=package)
     resolution = resolve(source, None, [CatalogContent(name=ref.name, priority=0, content=content)])
     return len(content.bundles), resolution.bundle.name
 

@@ -136,9 +136,7 @@ def states(objects: Iterable[Mapping[str, Any]], extension_uid: str) -> Revision
 
 def content_digest(packed: PackedRevision, progress_deadline_minutes: int | None) -> str:
     """What identifies a revision's content: its phases and the content-addressed keys in order."""
-    layout = [
-        [phase.name, [obj.ref.key for obj in phase.objects if obj.ref is not None]] for phase in packed.phases
-    ]
+    layout = [[phase.name, [ref.key for ref in phase.refs]] for phase in packed.phases]
     data = orjson.dumps({"phases": layout, "progressDeadlineMinutes": progress_deadline_minutes})
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
@@ -181,9 +179,7 @@ async def create_revision(
         "lifecycleState": "Active",
         "revision": number,
         "collisionProtection": "Prevent",
-        "phases": [
-            phase.model_dump(by_alias=True, exclude_none=True, mode="json") for phase in packed.phases
-        ],
+        "phases": [phase.spec() for phase in packed.phases],
     }
     if progress_deadline_minutes is not None:
         spec["progressDeadlineMinutes"] = progress_deadline_minutes

@@ -22,15 +22,16 @@ from typing import Any, Final
 import orjson
 
 from olm.api import names
-from olm.api.clusterobjectset import ClusterObjectSetObject, ClusterObjectSetPhase, ObjectSourceRef
 from olm.operator_controller.applier.phases import group_kind, sort_into_phases
 
 __all__ = [
     "MAX_OBJECTS_PER_PHASE",
     "MAX_SECRET_DATA_BYTES",
+    "PackedPhase",
     "PackedRevision",
     "PackingError",
     "PackingOptions",
+    "SecretKeyRef",
     "encode_object",
     "pack",
 ]
@@ -62,13 +63,35 @@ class PackingOptions:
     """zlib level for compressed objects."""
 
 
+@dataclass(frozen=True)
+class SecretKeyRef:
+    """One object of a revision: a data key of one of its Secrets."""
+
+    name: str
+    namespace: str
+    key: str
+
+
+@dataclass(frozen=True)
+class PackedPhase:
+    name: str
+    refs: tuple[SecretKeyRef, ...]
+
+    def spec(self) -> dict[str, Any]:
+        """The phase as an entry of a ClusterObjectSet's `spec.phases`."""
+        return {
+            "name": self.name,
+            "objects": [{"ref": {"name": r.name, "namespace": r.namespace, "key": r.key}} for r in self.refs],
+        }
+
+
 @dataclass(frozen=True, kw_only=True)
 class PackedRevision:
     """What to create for a revision: the Secrets first, then a ClusterObjectSet with `phases`."""
 
     secrets: tuple[dict[str, Any], ...]
     """Secret manifests (`data` base64-encoded, `immutable: true`), without ownerReferences."""
-    phases: tuple[ClusterObjectSetPhase, ...]
+    phases: tuple[PackedPhase, ...]
     """The revision's phases, every object a `ref` into one of `secrets`."""
 
 
@@ -136,16 +159,9 @@ def pack(
         for name, content in zip(secret_names, bins, strict=True)
     )
     cos_phases = tuple(
-        ClusterObjectSetPhase(
-            name=phase,
-            objects=[
-                ClusterObjectSetObject(
-                    ref=ObjectSourceRef(
-                        name=secret_names[placed[key]], namespace=options.system_namespace, key=key
-                    )
-                )
-                for key in keys
-            ],
+        PackedPhase(
+            phase,
+            tuple(SecretKeyRef(secret_names[placed[key]], options.system_namespace, key) for key in keys),
         )
         for phase, keys in layout
     )

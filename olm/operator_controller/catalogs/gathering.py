@@ -17,7 +17,7 @@ from typing import Any
 
 import structlog
 
-from olm.api.clusterextension import CatalogFilter
+from olm.api.extensionspec import CatalogSource
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.operator_controller.catalogs._client import CatalogClient, CatalogRef
 from olm.operator_controller.catalogs._content import PackageContent
@@ -84,11 +84,11 @@ class Gathered:
         return len(self.contents) + len(self.skipped)
 
 
-def _selector(source: CatalogFilter) -> cache.LabelSelector:
+def _selector(source: CatalogSource) -> cache.LabelSelector:
     """The catalog selector; absent selects every catalog (the empty selector matches all)."""
     if source.selector is None:
         return cache.LabelSelector()
-    return cache.selector_from_dict(source.selector.model_dump(by_alias=True, exclude_none=True))
+    return cache.selector_from_dict(source.selector)
 
 
 def _name(catalog: Mapping[str, Any]) -> str:
@@ -107,12 +107,12 @@ PackageReader = Callable[[CatalogRef, str], Awaitable[PackageContent]]
 """`read(ref, package)`: one package of a catalog version, as `CatalogClient.get_package` reads it."""
 
 
-async def gather(reader: cache.CacheReader, client: CatalogClient, source: CatalogFilter) -> Gathered:
+async def gather(reader: cache.CacheReader, client: CatalogClient, source: CatalogSource) -> Gathered:
     return await gather_from(await reader.list(CLUSTER_CATALOG), client.get_package, source)
 
 
 async def gather_from(
-    catalogs: Iterable[Mapping[str, Any]], read_package: PackageReader, source: CatalogFilter
+    catalogs: Iterable[Mapping[str, Any]], read_package: PackageReader, source: CatalogSource
 ) -> Gathered:
     """`gather` over ClusterCatalogs read by the caller, with the caller's way of reading content
     (olmctl reads them from outside the cluster, where operator-controller's client cannot)."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from olm.api.clusterextension import ClusterExtension
+from olm.api.extensionspec import ExtensionSpec
 
 __all__ = ["RenderKey", "RenderMemo", "render_key"]
 
@@ -46,13 +46,11 @@ class RenderKey:
     progress_deadline_minutes: int | None
 
 
-def render_key(image: str, extension: ClusterExtension) -> RenderKey:
-    spec = extension.spec
-    inline = spec.config.inline if spec.config is not None else None
+def render_key(image: str, spec: ExtensionSpec) -> RenderKey:
     return RenderKey(
         image=image,
         namespace=spec.namespace,
-        config=orjson.dumps(inline, option=orjson.OPT_SORT_KEYS),
+        config=orjson.dumps(spec.config, option=orjson.OPT_SORT_KEYS),
         progress_deadline_minutes=spec.progress_deadline_minutes,
     )
 

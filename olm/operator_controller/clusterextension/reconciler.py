@@ -9,7 +9,7 @@ extension being deleted is finalized instead (`removal`).
 
 from __future__ import annotations
 
-from olm.api.clusterextension import ClusterExtension
+from olm.api.extensionspec import ExtensionSpec
 from olm.api.kinds import CLUSTER_EXTENSION
 from olm.operator_controller import metrics
 from olm.operator_controller.catalogs import CatalogClient
@@ -81,7 +81,7 @@ class Reconciler:
         if finalizers.is_being_deleted(extension):
             return await self.removal.finalize(extension)
         extension = await removal.ensure_finalizers(context.client, extension)
-        state = State(extension=extension, spec=ClusterExtension.from_dict(extension))
+        state = State(extension=extension, spec=ExtensionSpec.of(extension))
         ran = await self.steps.run(state, key=request.name)
         metrics.observe_resolution(ran)
         before = (extension.get("status") or {}).get("conditions") or []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from olm.api.clusterextension import ClusterExtension
+from olm.api.extensionspec import ExtensionSpec
 from olm.operator_controller.applier import PackedRevision
 from olm.operator_controller.applier.revisions import RevisionStates
 from olm.operator_controller.catalogs import CatalogClient
@@ -27,7 +27,7 @@ class State:
     """What one reconcile learns; each field has one writer step."""
 
     extension: dict[str, Any]
-    spec: ClusterExtension
+    spec: ExtensionSpec
     states: RevisionStates = field(default_factory=lambda: RevisionStates(all=()))
     """read_revisions (and pack and apply, which bring it up to date)."""
     bundle: ResolvedBundle | None = None

@@ -17,7 +17,7 @@ import structlog
 from olm import oci
 from olm.api import conditions as api
 from olm.api import names
-from olm.api.clusterextension import CRDUpgradeSafetyEnforcement
+from olm.api.extensionspec import CRDUpgradeSafetyEnforcement
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
@@ -62,8 +62,8 @@ def _bundle_annotations(bundle: ResolvedBundle, image: str) -> dict[str, str]:
 
 def _identity_annotations(state: State) -> dict[str, str]:
     return {
-        names.SERVICE_ACCOUNT_NAME_ANNOTATION: state.spec.spec.service_account.name,
-        names.SERVICE_ACCOUNT_NAMESPACE_ANNOTATION: state.spec.spec.namespace,
+        names.SERVICE_ACCOUNT_NAME_ANNOTATION: state.spec.service_account,
+        names.SERVICE_ACCOUNT_NAMESPACE_ANNOTATION: state.spec.namespace,
     }
 
 
@@ -135,7 +135,7 @@ class Pipeline:
         Read from a metadata-only informer (only existence matters), so a steady reconcile sends no
         request; an account the informer has not seen (yet: created a moment ago) is asked of the
         API server before the reconcile fails."""
-        namespace, account = state.spec.spec.namespace, state.spec.spec.service_account.name
+        namespace, account = state.spec.namespace, state.spec.service_account
         try:
             try:
                 await self.reader.get(kinds.SERVICE_ACCOUNT, account, namespace=namespace, metadata_only=True)
@@ -158,7 +158,7 @@ class Pipeline:
         installed bundle is used again, so spec changes (configuration, preflight) still apply
         while the catalog is away.
         """
-        source = state.spec.spec.source.catalog
+        source = state.spec.catalog
         if source is None:  # the API's union rule makes this impossible; be explicit anyway
             return self._fail(state, api.REASON_BLOCKED, "spec.source.catalog is required", retry=False)
         with tracing.span("clusterextension/gather_catalogs"):
@@ -235,13 +235,11 @@ class Pipeline:
     async def render(self, state: State) -> Next:
         """Render the bundle for the spec's namespace and configuration."""
         assert state.registry_v1 is not None
-        config = state.spec.spec.config
-        inline = config.inline if config is not None else None
         try:
             state.objects = manifests_for(
                 state.registry_v1,
-                state.spec.spec.namespace,
-                inline,
+                state.spec.namespace,
+                state.spec.config,
                 certificate_provider=self.certificate_provider,
             )
         except InvalidConfigurationError as err:
@@ -270,7 +268,7 @@ class Pipeline:
             )
         except applier.PackingError as err:
             return self._fail(state, api.REASON_BLOCKED, _for_bundle(state, str(err)), retry=False)
-        state.digest = revisions.content_digest(state.packed, state.spec.spec.progress_deadline_minutes)
+        state.digest = revisions.content_digest(state.packed, state.spec.progress_deadline_minutes)
         self.memory.render.remember(name, render_key(state.image, state.spec), state.digest)
         latest = state.states.latest
         if latest is None or latest.digest != state.digest:
@@ -295,10 +293,8 @@ class Pipeline:
 
     async def preflight(self, state: State) -> Next:
         """CRD upgrade safety against the CRDs that exist (unless `enforcement: None`)."""
-        install = state.spec.spec.install
-        safety = install.preflight.crd_upgrade_safety if install and install.preflight else None
         check = metrics.PreflightCheck.CRD_UPGRADE_SAFETY
-        if safety is not None and safety.enforcement is CRDUpgradeSafetyEnforcement.NONE:
+        if state.spec.crd_upgrade_safety is CRDUpgradeSafetyEnforcement.NONE:
             metrics.preflight_ran(check, metrics.PreflightResult.SKIPPED)
             return CONTINUE
         existing: dict[str, dict[str, Any]] = {}
@@ -323,8 +319,8 @@ class Pipeline:
         try:
             missing = await permissions.missing_permissions(
                 self.client,
-                namespace=state.spec.spec.namespace,
-                service_account=state.spec.spec.service_account.name,
+                namespace=state.spec.namespace,
+                service_account=state.spec.service_account,
                 objects=state.objects,
             )
         except permissions.PermissionCheckError as err:
@@ -365,7 +361,7 @@ class Pipeline:
                 state.packed,
                 labels=labels,
                 annotations=annotations,
-                progress_deadline_minutes=state.spec.spec.progress_deadline_minutes,
+                progress_deadline_minutes=state.spec.progress_deadline_minutes,
                 after_secrets=_crash if self.options.crash_after_secrets else None,
             )
         except errors.AlreadyExists:

@@ -1,7 +1,7 @@
 """Choosing the bundle of a ClusterExtension: a pure function over the catalogs' content.
 
 `resolve(source, installed, catalogs, skipped=...)` takes `spec.source.catalog` (a
-`CatalogFilter`), the installed bundle (or None) and, for each selected serving catalog, its name,
+`CatalogSource`), the installed bundle (or None) and, for each selected serving catalog, its name,
 priority and content for the package (`CatalogContent`, which the catalogs stage gathers). It
 returns a `Resolution`: the bundle (name, version, image, catalog) and the deprecation notices that
 apply to it.

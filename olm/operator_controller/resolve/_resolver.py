@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from olm import fbc, semver
-from olm.api.clusterextension import CatalogFilter, UpgradeConstraintPolicy
+from olm.api.extensionspec import CatalogSource, UpgradeConstraintPolicy
 from olm.operator_controller.catalogs.gathering import CatalogContent, Skipped
 from olm.operator_controller.resolve._account import Advice, Miss, account
 from olm.operator_controller.resolve._errors import (
@@ -96,7 +96,7 @@ class _Candidate:
 
 
 def resolve(
-    source: CatalogFilter,
+    source: CatalogSource,
     installed: Installed | None,
     catalogs: Sequence[CatalogContent],
     *,
@@ -118,7 +118,7 @@ def resolve(
     choose a non-successor. Raises a `ResolutionError` subclass.
     """
     package = source.package_name
-    channels = tuple(source.channels or ())
+    channels = source.channels
     range_text = source.version or ""
     version_range = _parse_range(range_text)
     installed_version = _parse_installed(installed)

@@ -52,7 +52,7 @@ def resolve(packed: applier.PackedRevision) -> list[dict[str, Any]]:
     async def get_secret(namespace: str, name: str) -> Mapping[str, Any] | None:
         return by_name.get(name) if namespace == OPTIONS.system_namespace else None
 
-    spec = {"phases": [phase.model_dump(by_alias=True, exclude_none=True) for phase in packed.phases]}
+    spec = {"phases": [phase.spec() for phase in packed.phases]}
     phases = asyncio.run(
         sources.resolve_phases(spec, get_secret, system_namespace=OPTIONS.system_namespace, limit=1 << 20)
     )

@@ -54,9 +54,8 @@ def test_every_object_round_trips_within_bounds_deterministically(
         assert sum(len(base64.b64decode(v)) for v in secret["data"].values()) <= OPTIONS.max_secret_bytes
     resolved = []
     for phase in packed.phases:
-        for entry in phase.objects:
-            assert entry.ref is not None
-            raw = stored[(entry.ref.name, entry.ref.key)]
+        for ref in phase.refs:
+            raw = stored[(ref.name, ref.key)]
             resolved.append(orjson.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw))
 
     def canonical(obj: dict[str, Any]) -> bytes:

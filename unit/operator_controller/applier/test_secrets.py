@@ -41,12 +41,10 @@ def _resolve(packed: applier.PackedRevision) -> list[tuple[str, list[dict[str, A
     out = []
     for phase in packed.phases:
         objects = []
-        for entry in phase.objects:
-            assert entry.ref is not None
-            assert entry.object is None
-            secret = by_name[entry.ref.name]
-            assert entry.ref.namespace == secret["metadata"]["namespace"]
-            raw = base64.b64decode(secret["data"][entry.ref.key])
+        for ref in phase.refs:
+            secret = by_name[ref.name]
+            assert ref.namespace == secret["metadata"]["namespace"]
+            raw = base64.b64decode(secret["data"][ref.key])
             if raw[:2] == b"\x1f\x8b":
                 raw = gzip.decompress(raw)
             objects.append(orjson.loads(raw))
@@ -82,14 +80,14 @@ def test_keys_are_content_addressed() -> None:
     packed = applier.pack("ext-1", "ext", [obj])
     data = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
     expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    key = packed.phases[0].objects[0].ref.key  # type: ignore[union-attr]
+    key = packed.phases[0].refs[0].key
     assert key == expected
     assert len(key) == 43
 
 
 def test_identical_objects_share_one_key() -> None:
     packed = applier.pack("ext-1", "ext", [_cm("a"), _cm("a")])
-    keys = [o.ref.key for o in packed.phases[0].objects]  # type: ignore[union-attr]
+    keys = [ref.key for ref in packed.phases[0].refs]
     assert keys[0] == keys[1]
     assert len(packed.secrets[0]["data"]) == 1
 
@@ -160,7 +158,7 @@ def test_phases_fit_the_cluster_object_set_model() -> None:
             "revision": 1,
             "lifecycleState": "Active",
             "collisionProtection": "Prevent",
-            "phases": [p.model_dump(by_alias=True, exclude_none=True) for p in packed.phases],
+            "phases": [p.spec() for p in packed.phases],
         }
     )
     assert spec.phases is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from olm.api.clusterextension import CatalogFilter
+from olm.api.extensionspec import CatalogSource
 from olm.operator_controller.catalogs import (
     CatalogRef,
     CatalogUnreachable,
@@ -30,7 +30,7 @@ def serving(name: str, labels: dict[str, str], **spec: Any) -> dict[str, Any]:
 
 
 async def test_gathering_names_what_it_skipped_and_left_out() -> None:
-    chosen = CatalogFilter.model_validate(
+    chosen = CatalogSource.parse(
         {
             "packageName": "p",
             "selector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["a"]}]},
@@ -66,7 +66,7 @@ async def test_gathering_names_what_it_skipped_and_left_out() -> None:
 
 
 async def test_an_absent_selector_selects_every_catalog() -> None:
-    everything = CatalogFilter.model_validate({"packageName": "p"})
+    everything = CatalogSource.parse({"packageName": "p"})
 
     async def read_package(ref: CatalogRef, package: str) -> PackageContent:
         return PackageContent(name=package)

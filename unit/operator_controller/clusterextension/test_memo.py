@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.api.clusterextension import ClusterExtension
+from olm.api.extensionspec import ExtensionSpec
 from olm.operator_controller import applier
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.clusterextension.memo import RenderKey, RenderMemo, render_key
@@ -33,7 +33,7 @@ def extension(**spec: Any) -> dict[str, Any]:
 
 
 def key_of(obj: dict[str, Any], image: str = IMAGE) -> RenderKey:
-    return render_key(image, ClusterExtension.from_dict(obj))
+    return render_key(image, ExtensionSpec.of(obj))
 
 
 def inline(config: dict[str, Any]) -> dict[str, Any]:
@@ -71,12 +71,12 @@ def test_every_input_of_the_content_changes_the_key(changed: dict[str, Any], ima
 
 def content_digest(obj: dict[str, Any]) -> str:
     """What `render` + `pack` compute for `obj`, as the reconcile does (revision number aside)."""
-    spec = ClusterExtension.from_dict(obj).spec
+    spec = ExtensionSpec.of(obj)
     rv1 = realdata.load(realdata.BUNDLES / "argocd-operator" / "0.18.0")
     objects = manifests_for(
         rv1,
         spec.namespace,
-        spec.config.inline if spec.config is not None else None,
+        spec.config,
         certificate_provider=CertManagerProvider(),
     )
     packed = applier.pack(

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from olm import fbc
-from olm.api.clusterextension import CatalogFilter
+from olm.api.extensionspec import CatalogSource
 from olm.operator_controller import catalogs, resolve
 from unit.operator_controller.resolve.catalogs import COMMUNITY
 
@@ -30,7 +30,7 @@ def outcome(content: catalogs.PackageContent, installed: str | None, source: dic
         current = resolve.Installed(name=bundle.name, version=installed)
     catalog = [resolve.CatalogContent(name="community", priority=0, content=content)]
     try:
-        return resolve.resolve(CatalogFilter.model_validate(source), current, catalog)
+        return resolve.resolve(CatalogSource.parse(source), current, catalog)
     except resolve.ResolutionError as err:
         return (type(err), str(err))
 

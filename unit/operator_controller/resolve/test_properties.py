@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from olm import semver
-from olm.api.clusterextension import CatalogFilter
+from olm.api.extensionspec import CatalogSource
 from olm.operator_controller import resolve
 from unit.operator_controller.resolve.catalogs import content
 
@@ -68,7 +68,7 @@ def test_result_satisfies_range_channels_and_edges(
     if installed_index is not None:
         version = versions[installed_index % len(versions)]
         installed = resolve.Installed(name=f"x.v{version}", version=version)
-    source = CatalogFilter.model_validate(
+    source = CatalogSource.parse(
         {"packageName": "x", "version": version_range or None, "channels": wanted or None}
     )
     try:
@@ -98,7 +98,7 @@ def test_fresh_install_picks_the_highest_acceptable_non_deprecated_version(
     catalog: tuple[Any, list[str], dict[str, list[dict[str, Any]]]], version_range: str
 ) -> None:
     package, _, _ = catalog
-    source = CatalogFilter.model_validate({"packageName": "x", "version": version_range or None})
+    source = CatalogSource.parse({"packageName": "x", "version": version_range or None})
     acceptable = [
         b
         for b in package.bundles
@@ -123,7 +123,7 @@ def test_catalog_order_does_not_matter(
     catalog: tuple[Any, list[str], dict[str, list[dict[str, Any]]]], priorities: list[int]
 ) -> None:
     package, _, _ = catalog
-    source = CatalogFilter.model_validate({"packageName": "x"})
+    source = CatalogSource.parse({"packageName": "x"})
     catalogs = [
         resolve.CatalogContent(name=f"c{i}", priority=p, content=package) for i, p in enumerate(priorities)
     ]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from olm.api.clusterextension import CatalogFilter
+from olm.api.extensionspec import CatalogSource
 from olm.operator_controller import resolve
 from unit.operator_controller.resolve.catalogs import COMMUNITY, real
 
@@ -19,9 +19,7 @@ def _resolve(
         None if installed is None else resolve.Installed(name=f"{prefix}.v{installed}", version=installed)
     )
     catalogs = [resolve.CatalogContent(name="community", priority=0, content=real(package))]
-    return resolve.resolve(
-        CatalogFilter.model_validate({"packageName": package, **source}), current, catalogs
-    )
+    return resolve.resolve(CatalogSource.parse({"packageName": package, **source}), current, catalogs)
 
 
 @pytest.mark.parametrize(
@@ -132,7 +130,7 @@ def test_real_catalog_dependencies_are_refused() -> None:
     refused: list[str] = []
     for directory in sorted(p for p in COMMUNITY.iterdir() if p.is_dir()):
         content = real(directory.name)
-        source = CatalogFilter.model_validate({"packageName": directory.name})
+        source = CatalogSource.parse({"packageName": directory.name})
         catalogs = [resolve.CatalogContent(name="community", content=content)]
         try:
             result = resolve.resolve(source, None, catalogs)

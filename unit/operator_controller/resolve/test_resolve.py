@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.api.clusterextension import CatalogFilter, UpgradeConstraintPolicy
+from olm.api.extensionspec import CatalogSource, UpgradeConstraintPolicy
 from olm.operator_controller import resolve
 from olm.operator_controller.catalogs import PackageContent
 from olm.operator_controller.catalogs.gathering import NOT_SERVING, UNAVAILABLE, UNREACHABLE, Skipped
@@ -85,7 +85,7 @@ def _installed(version: str | None) -> resolve.Installed | None:
 
 
 def _run(case: Case) -> resolve.Resolution:
-    source = CatalogFilter.model_validate({"packageName": "x", **case.source})
+    source = CatalogSource.parse({"packageName": "x", **case.source})
     catalogs = [resolve.CatalogContent(name=n, priority=p, content=c) for n, p, c in case.catalogs]
     return resolve.resolve(
         source, _installed(case.installed), catalogs, skipped=case.skipped, not_selected=case.not_selected

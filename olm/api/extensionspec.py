@@ -1,0 +1,153 @@
+"""What operator-controller reads of a ClusterExtension's spec, without the API models.
+
+The API server has already validated the object against the CRD generated from
+`olm.api.clusterextension` (required fields, types, enums, CEL rules), so reading it needs no second
+validation: `ExtensionSpec.of` only picks the fields the controller acts on, with their defaults,
+and names the field when an object does not have the expected shape (a CRD older than the
+controller, say). Keeping pydantic and the models out of the process saves operator-controller
+about 11 MiB; the models stay the source of the CRDs, the API docs and `olmctl`'s input checks.
+
+The enums live here, and `olm.api.clusterextension` uses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+__all__ = [
+    "CRDUpgradeSafetyEnforcement",
+    "CatalogSource",
+    "ExtensionSpec",
+    "SpecError",
+    "UpgradeConstraintPolicy",
+]
+
+
+class UpgradeConstraintPolicy(StrEnum):
+    """Whether the upgrade paths a package author published in the catalog are enforced."""
+
+    CATALOG_PROVIDED = "CatalogProvided"
+    SELF_CERTIFIED = "SelfCertified"
+
+
+class CRDUpgradeSafetyEnforcement(StrEnum):
+    """Whether the CRD upgrade safety check runs before an upgrade."""
+
+    STRICT = "Strict"
+    NONE = "None"
+
+
+class SpecError(ValueError):
+    """The object does not have the shape the CRD gives it; the message names the field."""
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SpecError(f"{where}: expected an object")
+    return value
+
+
+def _string(data: Mapping[str, Any], key: str, where: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"{where}.{key}: expected a non-empty string")
+    return value
+
+
+def _optional(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    value = data.get(key)
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        raise SpecError(f"{where}.{key}: expected {kind.__name__}")
+    return value
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def _enum(data: Mapping[str, Any], key: str, enum: type[_E], default: _E, where: str) -> _E:
+    value = data.get(key, default)
+    try:
+        return enum(value)
+    except ValueError:
+        raise SpecError(f"{where}.{key}: unknown value {value!r}") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogSource:
+    """`spec.source.catalog`: which package to install, and from which catalogs."""
+
+    package_name: str
+    version: str | None = None
+    """A version or range (`olm.semver`); None for any."""
+    channels: tuple[str, ...] = ()
+    """Empty for every channel."""
+    selector: Mapping[str, Any] | None = None
+    """A label selector of ClusterCatalogs as JSON (`matchLabels`, `matchExpressions`); None
+    selects every catalog."""
+    upgrade_constraint_policy: UpgradeConstraintPolicy = UpgradeConstraintPolicy.CATALOG_PROVIDED
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], where: str = "spec.source.catalog") -> CatalogSource:
+        data = _mapping(data, where)
+        channels = _optional(data, "channels", list, where) or []
+        if not all(isinstance(c, str) for c in channels):
+            raise SpecError(f"{where}.channels: expected strings")
+        selector = _optional(data, "selector", Mapping, where)
+        return cls(
+            package_name=_string(data, "packageName", where),
+            version=_optional(data, "version", str, where) or None,
+            channels=tuple(channels),
+            selector=selector,
+            upgrade_constraint_policy=_enum(
+                data,
+                "upgradeConstraintPolicy",
+                UpgradeConstraintPolicy,
+                UpgradeConstraintPolicy.CATALOG_PROVIDED,
+                where,
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtensionSpec:
+    """The fields of a ClusterExtension's spec that operator-controller acts on."""
+
+    namespace: str
+    service_account: str
+    """`spec.serviceAccount.name`, in `namespace`."""
+    catalog: CatalogSource | None
+    """`spec.source.catalog`; None only for a source type this controller does not know."""
+    config: dict[str, Any] | None
+    """`spec.config.inline`."""
+    crd_upgrade_safety: CRDUpgradeSafetyEnforcement
+    """`spec.install.preflight.crdUpgradeSafety.enforcement`, `Strict` when unset."""
+    progress_deadline_minutes: int | None
+
+    @classmethod
+    def of(cls, extension: Mapping[str, Any]) -> ExtensionSpec:
+        """Read the spec of the ClusterExtension `extension`; raises `SpecError`."""
+        spec = _mapping(extension.get("spec"), "spec")
+        account = _mapping(spec.get("serviceAccount"), "spec.serviceAccount")
+        source = _mapping(spec.get("source"), "spec.source")
+        catalog = source.get("catalog")
+        config = _mapping(spec.get("config") or {}, "spec.config")
+        install = _mapping(spec.get("install") or {}, "spec.install")
+        preflight = _mapping(install.get("preflight") or {}, "spec.install.preflight")
+        safety = _mapping(preflight.get("crdUpgradeSafety") or {}, "spec.install.preflight.crdUpgradeSafety")
+        return cls(
+            namespace=_string(spec, "namespace", "spec"),
+            service_account=_string(account, "name", "spec.serviceAccount"),
+            catalog=CatalogSource.parse(catalog) if catalog is not None else None,
+            config=_optional(config, "inline", dict, "spec.config"),
+            crd_upgrade_safety=_enum(
+                safety,
+                "enforcement",
+                CRDUpgradeSafetyEnforcement,
+                CRDUpgradeSafetyEnforcement.STRICT,
+                "spec.install.preflight.crdUpgradeSafety",
+            ),
+            progress_deadline_minutes=_optional(spec, "progressDeadlineMinutes", int, "spec"),
+        )

@@ -1,0 +1,111 @@
+"""`ExtensionSpec` reads what the API models read: the same values from every ClusterExtension of
+the spec's examples and the samples, the same defaults, and a named field for a wrong shape."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from e2e.api.spec_examples import EXAMPLES
+from olm.api.clusterextension import ClusterExtension
+from olm.api.extensionspec import (
+    CatalogSource,
+    CRDUpgradeSafetyEnforcement,
+    ExtensionSpec,
+    SpecError,
+    UpgradeConstraintPolicy,
+)
+from unit.api import samples
+
+
+def _from_model(obj: dict[str, Any]) -> ExtensionSpec:
+    """What the pydantic model reads from `obj`, in `ExtensionSpec`'s terms."""
+    spec = ClusterExtension.from_dict(obj).spec
+    catalog = spec.source.catalog
+    safety = spec.install.preflight.crd_upgrade_safety if spec.install and spec.install.preflight else None
+    return ExtensionSpec(
+        namespace=spec.namespace,
+        service_account=spec.service_account.name,
+        catalog=None
+        if catalog is None
+        else CatalogSource(
+            package_name=catalog.package_name,
+            version=catalog.version,
+            channels=tuple(catalog.channels or ()),
+            selector=catalog.selector.model_dump(by_alias=True, exclude_none=True)
+            if catalog.selector is not None
+            else None,
+            upgrade_constraint_policy=catalog.upgrade_constraint_policy,
+        ),
+        config=spec.config.inline if spec.config is not None else None,
+        crd_upgrade_safety=safety.enforcement if safety is not None else CRDUpgradeSafetyEnforcement.STRICT,
+        progress_deadline_minutes=spec.progress_deadline_minutes,
+    )
+
+
+def _extensions() -> list[pytest.ParameterSet]:
+    found = [
+        pytest.param(m, id=f"{e.source}:{e.section}:{m['metadata']['name']}")
+        for e in EXAMPLES
+        for m in e.manifests()
+        if m["kind"] == "ClusterExtension"
+    ]
+    return [*found, pytest.param(samples.cluster_extension(), id="sample")]
+
+
+@pytest.mark.parametrize("obj", _extensions())
+def test_it_reads_what_the_model_reads(obj: dict[str, Any]) -> None:
+    assert ExtensionSpec.of(obj) == _from_model(obj)
+
+
+def _minimal() -> dict[str, Any]:
+    return {
+        "spec": {
+            "namespace": "demo",
+            "serviceAccount": {"name": "installer"},
+            "source": {"sourceType": "Catalog", "catalog": {"packageName": "argocd-operator"}},
+        }
+    }
+
+
+def test_unset_fields_take_the_api_defaults() -> None:
+    spec = ExtensionSpec.of(_minimal())
+    assert spec == _from_model(_minimal())
+    assert spec.catalog == CatalogSource(package_name="argocd-operator")
+    assert spec.catalog.upgrade_constraint_policy is UpgradeConstraintPolicy.CATALOG_PROVIDED
+    assert spec.crd_upgrade_safety is CRDUpgradeSafetyEnforcement.STRICT
+    assert spec.config is None
+    assert spec.progress_deadline_minutes is None
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("spec", "serviceAccount"), None, "spec.serviceAccount: expected an object"),
+        (("spec", "namespace"), "", "spec.namespace: expected a non-empty string"),
+        (("spec", "source", "catalog", "channels"), "stable", "spec.source.catalog.channels: expected list"),
+        (("spec", "source", "catalog", "channels"), [1], "spec.source.catalog.channels: expected strings"),
+        (
+            ("spec", "source", "catalog", "upgradeConstraintPolicy"),
+            "Never",
+            "spec.source.catalog.upgradeConstraintPolicy: unknown value 'Never'",
+        ),
+        (("spec", "progressDeadlineMinutes"), True, "spec.progressDeadlineMinutes: expected int"),
+        (
+            ("spec", "install"),
+            {"preflight": {"crdUpgradeSafety": {"enforcement": "Loose"}}},
+            "unknown value 'Loose'",
+        ),
+    ],
+)
+def test_a_wrong_shape_names_the_field(path: tuple[str, ...], value: Any, message: str) -> None:
+    obj = copy.deepcopy(_minimal())
+    *parents, last = path
+    node = obj
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    with pytest.raises(SpecError, match=message.replace(".", r"\.").replace("(", r"\(")):
+        ExtensionSpec.of(obj)
