@@ -19,6 +19,7 @@ from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.cli.leastprivilege import installer_rbac
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset import identity
+from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
 from olm_runtime.manager import Manager, ManagerOptions
@@ -52,14 +53,28 @@ async def manager(admin_client: Client, cos_crds: None) -> Manager:
     return Manager(admin_client, options=ManagerOptions(metrics_bind_address="0"))
 
 
+@contextlib.asynccontextmanager
+async def running(
+    manager: Manager, options: clusterobjectset.Options = OPTIONS
+) -> AsyncIterator[DriftWatches]:
+    """The controller set up with `options` and running in the test's loop; its drift watches, to
+    look inside."""
+    controller = await clusterobjectset.setup_with_manager(manager, options)
+    reconciler = controller.reconciler
+    assert isinstance(reconciler, clusterobjectset.Reconciler)
+    task = asyncio.create_task(manager.run())
+    try:
+        yield reconciler.watches
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 @pytest.fixture
 async def controller_running(manager: Manager) -> AsyncIterator[None]:
-    await clusterobjectset.setup_with_manager(manager, OPTIONS)
-    task = asyncio.create_task(manager.run())
-    yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    async with running(manager):
+        yield
 
 
 @pytest.fixture

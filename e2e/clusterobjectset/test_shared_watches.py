@@ -11,8 +11,6 @@ component's RBAC, in `e2e/operator_controller/test_rbac.py`.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
 
@@ -25,8 +23,8 @@ from e2e.clusterobjectset.conftest import (
     delete_installer_rbac,
     inline,
     olmctl_account,
+    running,
 )
-from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager
@@ -37,15 +35,8 @@ SHARED_CONFIG_MAPS = "v1/configmaps labels=olm.operatorframework.io/revision-nam
 
 @pytest.fixture
 async def shared(manager: Manager) -> AsyncIterator[DriftWatches]:
-    options = dataclasses.replace(OPTIONS, shared_drift_watches=True)
-    running = await clusterobjectset.setup_with_manager(manager, options)
-    reconciler = running.reconciler
-    assert isinstance(reconciler, clusterobjectset.Reconciler)
-    task = asyncio.create_task(manager.run())
-    yield reconciler.watches
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    async with running(manager, dataclasses.replace(OPTIONS, shared_drift_watches=True)) as watches:
+        yield watches
 
 
 async def _data(client: Client, namespace: str, name: str) -> dict[str, str] | None:

@@ -8,8 +8,6 @@ of one owner and identity, and stop when the last revision using them is gone.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
@@ -23,9 +21,9 @@ from e2e.clusterobjectset.conftest import (
     exists,
     inline,
     olmctl_account,
+    running,
 )
 from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager
@@ -36,15 +34,8 @@ FIELD_MANAGER = "e2e-drift-rbac"
 
 @pytest.fixture
 async def drift(manager: Manager) -> AsyncIterator[DriftWatches]:
-    """The controller running in the test's loop; its drift watches, to look inside."""
-    running = await clusterobjectset.setup_with_manager(manager, OPTIONS)
-    reconciler = running.reconciler
-    assert isinstance(reconciler, clusterobjectset.Reconciler)
-    task = asyncio.create_task(manager.run())
-    yield reconciler.watches
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    async with running(manager) as watches:
+        yield watches
 
 
 async def _grant_namespace_watch(admin_client: Client, namespace: str, account: str) -> None:

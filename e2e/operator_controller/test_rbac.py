@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from e2e.operator_controller.conftest import (
     Extensions,
@@ -30,6 +29,7 @@ from e2e.operator_controller.conftest import (
     ServedCatalog,
     unique,
 )
+from hack.deploy import kustomize
 from hack.processes import OperatorControllerProcess, token_kubeconfig
 from olm.api import names
 from olm_runtime.client import Client, errors, kinds
@@ -44,26 +44,27 @@ FIELD_MANAGER = "e2e-manifests"
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
 
-def _documents(directory: Path = MANIFESTS) -> list[dict[str, Any]]:
-    listed = yaml.safe_load((directory / "kustomization.yaml").read_text())["resources"]
-    documents: list[dict[str, Any]] = []
-    for name in listed:
-        documents += [d for d in yaml.safe_load_all((directory / name).read_text()) if d]
-    return documents
+def _with_component(directory: Path) -> list[dict[str, Any]]:
+    """operator-controller's objects with the shared-drift-watches component, as `kubectl apply -k`
+    builds an overlay that lists both."""
+    directory.mkdir()
+    (directory / "kustomization.yaml").write_text(
+        kustomize.overlay([MANIFESTS], [], relative_to=directory, components=[SHARED_DRIFT_WATCHES])
+    )
+    return kustomize.build(directory)
 
 
-def _shared_drift_watches_args() -> tuple[str, ...]:
-    """The arguments the component's patches add to the Deployment."""
-    component = yaml.safe_load((SHARED_DRIFT_WATCHES / "kustomization.yaml").read_text())
-    return tuple(op["value"] for entry in component["patches"] for op in yaml.safe_load(entry["patch"]))
+def _args(objects: list[dict[str, Any]]) -> list[str]:
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return list(container["args"])
 
 
 async def _service_account_kubeconfig(
-    kube: Client, control_plane: ControlPlane, path: Path, *, shared_drift_watches: bool
+    kube: Client, control_plane: ControlPlane, path: Path, documents: list[dict[str, Any]]
 ) -> Path:
-    """Install the shipped ServiceAccount and RBAC (and the component's) for real; write a kubeconfig
-    with a one-hour token of that ServiceAccount, so the process has exactly the shipped permissions."""
-    documents = _documents() + (_documents(SHARED_DRIFT_WATCHES) if shared_drift_watches else [])
+    """Install the ServiceAccount and RBAC of `documents` for real; write a kubeconfig with a
+    one-hour token of that ServiceAccount, so the process has exactly the shipped permissions."""
     for document in documents:
         if document["kind"] in RBAC_KINDS:
             await kube.apply(document, field_manager=FIELD_MANAGER, force=True)
@@ -87,9 +88,9 @@ async def shipped_rbac_process(
 ) -> AsyncIterator[OperatorControllerProcess]:
     """operator-controller as the shipped ServiceAccount, in place of the session's process (which
     is restarted afterwards, even when the test fails)."""
-    kubeconfig = await _service_account_kubeconfig(
-        kube, control_plane, tmp_path / "kubeconfig", shared_drift_watches=shared_drift_watches
-    )
+    shipped = kustomize.build(MANIFESTS)
+    documents = _with_component(tmp_path / "overlay") if shared_drift_watches else shipped
+    kubeconfig = await _service_account_kubeconfig(kube, control_plane, tmp_path / "kubeconfig", documents)
     process = OperatorControllerProcess(
         control_plane,
         tmp_path / "operator-controller",
@@ -100,7 +101,8 @@ async def shipped_rbac_process(
             # The name the Role lets it watch (and the session never creates): absent, so pulls are
             # anonymous.
             f"--global-pull-secret={names.DEFAULT_SYSTEM_NAMESPACE}/olm-global-pull-secret",
-            *(_shared_drift_watches_args() if shared_drift_watches else ()),
+            # What the component adds (`--shared-drift-watches`), nothing when it is not used.
+            *(a for a in _args(documents) if a not in _args(shipped)),
         ),
     )
     operator_controller.stop()
@@ -203,7 +205,7 @@ async def _recreated(kube: Client, namespace: str, old_uid: str) -> bool:
 
 @pytest.mark.parametrize(
     "document",
-    [pytest.param(d, id=f"{d['kind']}-{d['metadata']['name']}") for d in _documents()],
+    [pytest.param(d, id=f"{d['kind']}-{d['metadata']['name']}") for d in kustomize.build(MANIFESTS)],
 )
 async def test_each_manifest_is_accepted_by_the_api_server(
     document: dict[str, Any], kube: Client, olm_crds: None, cert_manager: CertManager

@@ -88,6 +88,9 @@ def _with_component(directory: Path, objects: list[dict[str, Any]]) -> list[dict
     objects = [*objects, *_resources(directory, component)]
     for entry in component.get("patches") or ():
         target = entry.get("target") or {}
+        if set(target) - set(_TARGET_FIELDS):
+            supported = ", ".join(_TARGET_FIELDS)
+            raise KustomizeError(f"patch target {target}: only {supported} are supported here")
         matches = [obj for obj in objects if _is_target(obj, target)]
         if len(matches) != 1:
             raise KustomizeError(f"{directory}: patch target {target} matches {len(matches)} objects, not 1")
@@ -99,8 +102,6 @@ def _with_component(directory: Path, objects: list[dict[str, Any]]) -> list[dict
 def _is_target(obj: Mapping[str, Any], target: Mapping[str, str]) -> bool:
     group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
     have = {"group": group, "version": version, "kind": obj.get("kind"), "name": obj["metadata"]["name"]}
-    if set(target) - set(_TARGET_FIELDS):
-        raise KustomizeError(f"patch target {target}: only {', '.join(_TARGET_FIELDS)} are supported here")
     return all(have[key] == value for key, value in target.items())
 
 
@@ -123,15 +124,24 @@ def images_in(objects: Sequence[Mapping[str, Any]]) -> set[str]:
     return {str(container["image"]) for obj in objects for container in _containers(obj)}
 
 
-def overlay(bases: Sequence[Path], images: Sequence[ImageOverride], *, relative_to: Path) -> str:
+def overlay(
+    bases: Sequence[Path],
+    images: Sequence[ImageOverride],
+    *,
+    relative_to: Path,
+    components: Sequence[Path] = (),
+) -> str:
     """A kustomization.yaml that lists `bases` and sets only the images: what a user writes to pick
-    the image (and what `make run CLUSTER=kind` applies)."""
-    document = {
+    the image (and what `make run CLUSTER=kind` applies); plus `components` when given (an opt-in
+    such as `manifests/shared-drift-watches`)."""
+    document: dict[str, Any] = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "resources": [os.path.relpath(base, relative_to) for base in bases],
         "images": [image.as_kustomize() for image in images],
     }
+    if components:
+        document["components"] = [os.path.relpath(component, relative_to) for component in components]
     return yaml.safe_dump(document, sort_keys=False)
 
 

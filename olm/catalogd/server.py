@@ -327,7 +327,12 @@ class CatalogServer:
         try:
             await response.prepare(request)
             step = self.options.chunk_bytes
-            while chunk := reader.read_cached(step) or await loop.run_in_executor(None, reader.read, step):
+            while True:
+                chunk = reader.read_cached(step)
+                if chunk is None:  # not in the page cache, or compressed: the worker's job
+                    chunk = await loop.run_in_executor(None, reader.read, step)
+                if not chunk:
+                    break
                 await self._write(request, response, chunk)
             await response.write_eof()
         finally:

@@ -426,6 +426,14 @@ async def restart_to_reconciled(s: Side, count: int) -> float:
     return time.perf_counter() - started
 
 
+async def record_restart(s: Side, table: Table, count: int, *, seconds_row: str, rss_row: str) -> None:
+    """`restart_to_reconciled`, then operator-controller's resident memory once it has settled."""
+    table.record(seconds_row, "s", s.name, await restart_to_reconciled(s, count))
+    await asyncio.sleep(5.0)  # let the last status writes land before memory is read
+    rss, _ = proc_memory_mib(s.pid(s.controller))
+    table.record(rss_row, "MiB", s.name, rss)
+
+
 # --- the run -----------------------------------------------------------------------------------
 
 
@@ -511,27 +519,22 @@ async def run(args: argparse.Namespace, peer: peers.Peer | None, workdir: Path) 
                 table.record(f"operator-controller peak RSS with {count} installed", "MiB", s.name, hwm)
                 await measure_steady(s, table, f"{count} installed", args.steady)
                 first = count
-            seconds = await restart_to_reconciled(s, many[-1])
-            table.record(
-                f"operator-controller restart to {many[-1]} extensions reconciled", "s", s.name, seconds
+            await record_restart(
+                s,
+                table,
+                many[-1],
+                seconds_row=f"operator-controller restart to {many[-1]} extensions reconciled",
+                rss_row=f"operator-controller RSS after restart, {many[-1]} reconciled",
             )
-            await asyncio.sleep(5.0)
-            rss, _ = proc_memory_mib(s.pid(s.controller))
-            table.record(f"operator-controller RSS after restart, {many[-1]} reconciled", "MiB", s.name, rss)
             if s.name == "ours" and args.ours_watches == "shared":
                 # The default, for the record: each extension's objects watched as its ServiceAccount.
                 watch_per_service_account(s)
-                seconds = await restart_to_reconciled(s, many[-1])
-                table.record(
-                    f"ours, drift watches per ServiceAccount: restart to {many[-1]} reconciled",
-                    "s",
-                    s.name,
-                    seconds,
-                )
-                await asyncio.sleep(5.0)
-                rss, _ = proc_memory_mib(s.pid(s.controller))
-                table.record(
-                    "ours, drift watches per ServiceAccount: RSS after that restart", "MiB", s.name, rss
+                await record_restart(
+                    s,
+                    table,
+                    many[-1],
+                    seconds_row=f"ours, drift watches per ServiceAccount: restart to {many[-1]} reconciled",
+                    rss_row="ours, drift watches per ServiceAccount: RSS after that restart",
                 )
 
         print(f"\ncatalogd SIGKILL -> all catalogs served again ({args.repeat} rounds)")

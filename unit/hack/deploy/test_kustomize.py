@@ -90,12 +90,7 @@ def test_unknown_kustomization_fields_are_refused(tmp_path: Path) -> None:
 
 def _overlay_with_component(directory: Path, component: Path) -> Path:
     (directory / "kustomization.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "resources": [str(base) for base in kustomize.OLM_KUSTOMIZATIONS],
-                "components": [str(component)],
-            }
-        )
+        kustomize.overlay(kustomize.OLM_KUSTOMIZATIONS, [], relative_to=directory, components=[component])
     )
     return directory
 
