@@ -3,13 +3,14 @@ permissions are not what is being exercised (benchmarks, e2e suites)."""
 
 from __future__ import annotations
 
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds
-from olm_runtime.testing.poll import eventually
+from olm_runtime.client import Client, kinds
+from olm_runtime.testing import settle
 
 
 async def create_cluster_admin_account(kube: Client, namespace: str, account: str, *, binding: str) -> None:
     """Create the ServiceAccount `account` in `namespace` and the ClusterRoleBinding `binding` that
-    grants it cluster-admin."""
+    grants it cluster-admin; return once the API server's authorizer has seen the binding, so a
+    preflight or install made right away as the account is not refused."""
     subject = {"name": account, "namespace": namespace}
     await kube.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": subject})
     await kube.create(
@@ -25,6 +26,7 @@ async def create_cluster_admin_account(kube: Client, namespace: str, account: st
             "subjects": [{"kind": "ServiceAccount", **subject}],
         }
     )
+    await settle.allowed(kube, settle.service_account(namespace, account), verb="*", group="*", resource="*")
 
 
 async def wait_custom_resources_served(
@@ -37,15 +39,4 @@ async def wait_custom_resources_served(
     avoids that."""
     crds = await kube.list(kinds.CUSTOM_RESOURCE_DEFINITION, label_selector=label_selector)
     for crd in crds.items:
-        spec = crd["spec"]
-        storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
-        gvk = GroupVersionKind(spec["group"], storage, spec["names"]["kind"])
-
-        async def served(gvk: GroupVersionKind = gvk) -> bool:
-            try:
-                await kube.list(gvk, page_size=1)
-            except (errors.APIError, LookupError):
-                return False
-            return True
-
-        await eventually(served, what=f"{gvk} to be served", timeout=timeout)
+        await settle.crd_served(kube, crd["metadata"]["name"], timeout=timeout)

@@ -4,7 +4,9 @@ Both processes serve `/metrics` over HTTPS to callers the API server allows `get
 non-resource URL `/metrics` (see docs/observability/metrics.md). `reader_token` makes such a caller
 as a scraper would be made in a cluster: a ServiceAccount bound to a ClusterRole with that one rule
 (by default the `operator-controller-metrics-reader` ClusterRole of manifests/, created here with the
-same rule when it is missing, as in process-mode runs that apply no manifests), then a TokenRequest.
+same rule when it is missing, as in process-mode runs that apply no manifests), then a TokenRequest,
+returned once the API server allows the account `get /metrics`: a scrape made sooner could be refused,
+and the metrics endpoint remembers a refusal for 30 s.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from olm_runtime.client import Client, errors, kinds
+from olm_runtime.testing import settle
 
 METRICS_READER_ROLE = "operator-controller-metrics-reader"
 """A ClusterRole manifests/ ships for scrapers (manifests/operator-controller/metrics-rbac.yaml); its
@@ -56,7 +59,8 @@ async def reader_token(
     role: str = METRICS_READER_ROLE,
 ) -> str:
     """A token of ServiceAccount `namespace/name`, bound (ClusterRoleBinding `<role>-<namespace>-<name>`)
-    to the ClusterRole `role`, which is created with the one metrics rule unless it exists."""
+    to the ClusterRole `role`, which is created with the one metrics rule unless it exists; returned
+    once the API server's authorizer has seen the binding, so the first scrape with it is allowed."""
     try:
         await admin.get(kinds.CLUSTER_ROLE, role)
     except errors.NotFound:
@@ -69,4 +73,6 @@ async def reader_token(
         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
     }
     await admin.apply(binding, field_manager=FIELD_MANAGER)
-    return await service_account_token(admin, namespace, name)
+    token = await service_account_token(admin, namespace, name)
+    await settle.allowed_path(admin, settle.service_account(namespace, name), verb="get", path="/metrics")
+    return token

@@ -6,7 +6,6 @@ so these tests exercise exactly what users install.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -23,7 +22,9 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from olm.api import names
 from olm.api.models import RESOURCES
-from olm_runtime.testing.poll import eventually
+from olm_runtime.client import Client, load_config
+from olm_runtime.testing import settle
+from olm_runtime.testing.controlplane import ControlPlane
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crds"
 PLURALS = {r.info.kind: r.info.plural for r in RESOURCES}
@@ -46,37 +47,18 @@ async def _apply_crd(ext: client.ApiextensionsV1Api, manifest: Any) -> None:
 
 
 @pytest.fixture(scope="session")
-async def olm_crds(api_client: client.ApiClient) -> list[str]:
+async def olm_crds(api_client: client.ApiClient, control_plane: ControlPlane) -> list[str]:
     """Install (or update) the generated CRDs and wait until every kind is served."""
     ext = client.ApiextensionsV1Api(api_client)
     manifests = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(CRD_DIR.glob("*.yaml"))]
     assert {m["spec"]["names"]["kind"] for m in manifests} == set(PLURALS)
     for manifest in manifests:
         await _apply_crd(ext, manifest)
-    custom = client.CustomObjectsApi(api_client)
-
-    async def served(manifest: dict[str, Any]) -> bool:
-        crd = await ext.read_custom_resource_definition(manifest["metadata"]["name"])
-        established = any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or [])
-        if not established:
-            return False
-        try:
-            await custom.list_cluster_custom_object(
-                names.GROUP, names.VERSION, manifest["spec"]["names"]["plural"]
-            )
-        except ApiException as err:
-            # A fresh CRD is served a moment after Established: 404 until discovery catches up,
-            # 429 "storage is (re)initializing" while its storage starts.
-            if err.status in (404, 429, 503):
-                return False
-            raise
-        return True
-
-    for manifest in manifests:
-        await eventually(
-            functools.partial(served, manifest), what=f"{manifest['metadata']['name']} to be served"
-        )
-    return [m["metadata"]["name"] for m in manifests]
+    crds = [m["metadata"]["name"] for m in manifests]
+    async with await Client.connect(await load_config(kubeconfig=control_plane.kubeconfig)) as kube:
+        for name in crds:
+            await settle.crd_served(kube, name)
+    return crds
 
 
 def unique_name(request: pytest.FixtureRequest, salt: str = "") -> str:

@@ -33,6 +33,7 @@ from olm import fbc
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG
 from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
@@ -315,6 +316,14 @@ async def webhook(env: Env) -> AsyncIterator[str]:
     }
     await env.kube.create(configuration)
     try:
+        # The API server loads the configuration a moment after it is created; until then a create
+        # skips the webhook (failurePolicy only covers a webhook that is called).
+        await settle.mutating(
+            env.kube,
+            webhook_catalog("probe", marker),
+            applied=lambda c: c["metadata"]["labels"].get(names.METADATA_NAME_LABEL) == c["metadata"]["name"],
+            what=f"the API server to call catalogd's webhook of MutatingWebhookConfiguration {marker}",
+        )
         yield marker
     finally:
         await env.kube.delete(kinds.MUTATING_WEBHOOK_CONFIGURATION, marker)
@@ -328,17 +337,7 @@ def webhook_catalog(name: str, marker: str, **labels: str) -> dict[str, Any]:
 
 
 async def create_through_webhook(env: Env, obj: dict[str, Any]) -> dict[str, Any]:
-    """Create `obj`, retrying until the API server calls the new webhook (it sees configurations late)."""
-    name = obj["metadata"]["name"]
-
-    async def labelled() -> bool:
-        with contextlib.suppress(errors.AlreadyExists):
-            await env.catalogs.create(obj)
-        if (await env.catalogs.get(name))["metadata"]["labels"].get(names.METADATA_NAME_LABEL) == name:
-            return True
-        await env.kube.delete(CLUSTER_CATALOG, name)
-        env.catalogs.created.remove(name)
-        return False
-
-    await eventually(labelled, what=f"{name} labelled by the webhook", timeout=30)
-    return await env.catalogs.get(name)
+    """Create `obj` and read it back: the `webhook` fixture returned once the API server calls the
+    webhook, and its failurePolicy is Fail, so a create that succeeds went through it."""
+    await env.catalogs.create(obj)
+    return await env.catalogs.get(obj["metadata"]["name"])

@@ -6,6 +6,7 @@ from typing import Any
 
 from e2e.clusterobjectset.conftest import Revisions, config_map, deployment, exists, inline
 from olm_runtime.client import Client, kinds
+from olm_runtime.testing import settle
 
 
 def role(namespace: str, resources: list[tuple[str, str]]) -> dict[str, Any]:
@@ -48,6 +49,14 @@ async def test_forbidden_writes_are_reported_and_granting_the_role_lets_it_finis
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "limited"},
             "subjects": [{"kind": "ServiceAccount", "name": "limited", "namespace": namespace}],
         }
+    )
+    # Only the Deployment may be refused: wait until the authorizer has seen the ConfigMap grant.
+    await settle.allowed(
+        admin_client,
+        settle.service_account(namespace, "limited"),
+        verb="patch",
+        resource="configmaps",
+        namespace=namespace,
     )
     await revisions.create(
         "limited",

@@ -10,6 +10,7 @@ from e2e.clusterobjectset.conftest import CRD, Revisions, config_map, deployment
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, kinds
+from olm_runtime.testing import settle
 
 DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")
 PVC = GroupVersionKind("", "v1", "PersistentVolumeClaim")
@@ -188,6 +189,8 @@ async def test_a_crd_that_is_never_established_holds_back_the_deployment(
 ) -> None:
     group = f"{uuid.uuid4().hex[:8]}.example.com"
     await admin_client.create(crd(group))  # owns the singular name "widget" in the group
+    # Until its names are accepted (Established, then served), the clashing CRD below could win them.
+    await settle.crd_served(admin_client, f"widgets.{group}")
     clashing = crd(group)
     clashing["metadata"]["name"] = f"gadgets.{group}"
     clashing["spec"]["names"] = {"kind": "Gadget", "plural": "gadgets", "singular": "widget"}

@@ -27,6 +27,7 @@ from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager
+from olm_runtime.testing import settle
 from olm_runtime.testing.poll import eventually
 
 FIELD_MANAGER = "e2e-drift-rbac"
@@ -58,6 +59,11 @@ async def _grant_namespace_watch(admin_client: Client, namespace: str, account: 
         },
         field_manager=FIELD_MANAGER,
     )
+    # The controller decides, as it sets up a revision's drift detection, whether the account may
+    # list and watch: return only once the authorizer has seen the grant, so the answer is yes.
+    subject = settle.service_account(namespace, account)
+    for verb in ("list", "watch"):
+        await settle.allowed(admin_client, subject, verb=verb, resource="configmaps", namespace=namespace)
 
 
 async def _restored(client: Client, namespace: str) -> bool:

@@ -11,6 +11,8 @@ import pytest
 from aiohttp import web
 from kubernetes_asyncio import client
 
+from olm_runtime.client import Client
+from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.process import free_ports
 
@@ -48,7 +50,11 @@ async def webhook_url(control_plane: ControlPlane) -> AsyncIterator[str]:
 
 
 async def test_mutating_webhook_patch_is_visible_on_the_stored_object(
-    api_client: client.ApiClient, control_plane: ControlPlane, webhook_url: str, namespace: str
+    api_client: client.ApiClient,
+    admin_client: Client,
+    control_plane: ControlPlane,
+    webhook_url: str,
+    namespace: str,
 ) -> None:
     admission = client.AdmissionregistrationV1Api(api_client)
     core = client.CoreV1Api(api_client)
@@ -82,7 +88,16 @@ async def test_mutating_webhook_patch_is_visible_on_the_stored_object(
         }
     )
     try:
-        # failurePolicy Fail: a create that succeeds went through the webhook; the label proves it patched.
+        # The API server loads the configuration a moment after it is created; until then a create
+        # skips the webhook (failurePolicy only covers a webhook that is called).
+        await settle.mutating(
+            admin_client,
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe", "namespace": namespace}},
+            applied=lambda cm: cm["metadata"].get("labels") == {"mutated-by": "test-webhook"},
+            what=f"the API server to call MutatingWebhookConfiguration {name}",
+        )
+        # failurePolicy Fail: now that the webhook is loaded, a create that succeeds went through it;
+        # the label proves it patched.
         created = await core.create_namespaced_config_map(namespace, {"metadata": {"name": "patched"}})  # type: ignore[arg-type]
         stored = await core.read_namespaced_config_map("patched", namespace)
         assert created.metadata.labels == {"mutated-by": "test-webhook"}

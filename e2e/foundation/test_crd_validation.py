@@ -9,11 +9,12 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from olm_runtime.testing.poll import eventually
+from olm_runtime.client import Client
+from olm_runtime.testing import settle
 
 
 @pytest.fixture
-async def widget_crd(api_client: client.ApiClient) -> AsyncIterator[str]:
+async def widget_crd(api_client: client.ApiClient, admin_client: Client) -> AsyncIterator[str]:
     """A namespaced `Widget` CRD in a group unique to the test; yields the group."""
     group = f"g{uuid.uuid4().hex[:8]}.example.com"
     ext = client.ApiextensionsV1Api(api_client)
@@ -43,12 +44,8 @@ async def widget_crd(api_client: client.ApiClient) -> AsyncIterator[str]:
             },
         }
     )
-
-    async def established() -> bool:
-        crd = await ext.read_custom_resource_definition(f"widgets.{group}")
-        return any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or [])
-
-    await eventually(established, what="the CRD to be Established")
+    # Established is not enough: the kind answers 404, then 429 while its storage starts, a moment longer.
+    await settle.crd_served(admin_client, f"widgets.{group}")
     try:
         yield group
     finally:

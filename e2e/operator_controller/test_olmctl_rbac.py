@@ -44,6 +44,7 @@ from olm.api import names
 from olm.cli.leastprivilege import role_name
 from olm.cli.main import EXIT_OK
 from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.testing import settle
 from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
@@ -110,8 +111,11 @@ async def generated_rbac(olmctl: Olmctl, *argv: str) -> list[dict[str, Any]]:
 
 
 async def apply_all(kube: Client, documents: list[dict[str, Any]]) -> None:
+    """Apply the generated RBAC; return once the API server's authorizer has seen each binding, so
+    the extension created next is not preflighted, or installed, against a grant still on its way."""
     for document in documents:
         await kube.apply(document, field_manager=FIELD_MANAGER, force=True)
+    await settle.granted(kube, documents)
 
 
 async def delete_cluster_scoped(kube: Client, documents: list[dict[str, Any]]) -> None:

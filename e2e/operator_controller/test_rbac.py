@@ -33,6 +33,7 @@ from hack.deploy import kustomize
 from hack.processes import OperatorControllerProcess, token_kubeconfig
 from olm.api import names
 from olm_runtime.client import Client, errors, kinds
+from olm_runtime.testing import settle
 from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
@@ -64,10 +65,13 @@ async def _service_account_kubeconfig(
     kube: Client, control_plane: ControlPlane, path: Path, documents: list[dict[str, Any]]
 ) -> Path:
     """Install the ServiceAccount and RBAC of `documents` for real; write a kubeconfig with a
-    one-hour token of that ServiceAccount, so the process has exactly the shipped permissions."""
-    for document in documents:
-        if document["kind"] in RBAC_KINDS:
-            await kube.apply(document, field_manager=FIELD_MANAGER, force=True)
+    one-hour token of that ServiceAccount, so the process has exactly the shipped permissions, once
+    the API server's authorizer has seen every binding (a request refused before that would fail the
+    test's "not one forbidden" for a reason not in question)."""
+    rbac = [d for d in documents if d["kind"] in RBAC_KINDS]
+    for document in rbac:
+        await kube.apply(document, field_manager=FIELD_MANAGER, force=True)
+    await settle.granted(kube, rbac)
     return await token_kubeconfig(
         kube, control_plane, namespace=names.DEFAULT_SYSTEM_NAMESPACE, name=SERVICE_ACCOUNT, path=path
     )

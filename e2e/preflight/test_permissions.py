@@ -16,7 +16,7 @@ from olm.operator_controller.preflight.permissions import MissingPermissionsErro
 from olm.operator_controller.render import CertManagerProvider, manifests_for
 from olm.operator_controller.unpack.registryv1 import load_bundle
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds
-from olm_runtime.testing.poll import eventually
+from olm_runtime.testing import settle
 
 RBAC = "rbac.authorization.k8s.io"
 BUNDLE = (
@@ -55,44 +55,6 @@ async def discovered(client: Client, objects: Sequence[Mapping[str, Any]]) -> pe
             info = await client.resource_for(GroupVersionKind.from_api_version(*key))
             table[key] = (info.gvr.resource, info.namespaced)
     return lambda api_version, kind: table.get((api_version, kind))
-
-
-async def allowed(client: Client, namespace: str, requirement: Requirement) -> bool:
-    """One SubjectAccessReview for the test ServiceAccount: the sentinel that waits until the API
-    server's RBAC cache has seen a new grant (it is eventually consistent)."""
-    review = await client.create(
-        {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": {
-                "user": f"system:serviceaccount:{namespace}:{SA}",
-                "groups": [
-                    "system:serviceaccounts",
-                    f"system:serviceaccounts:{namespace}",
-                    "system:authenticated",
-                ],
-                "resourceAttributes": {
-                    k: v
-                    for k, v in {
-                        "namespace": requirement.namespace,
-                        "group": requirement.api_group,
-                        "resource": requirement.resource,
-                        "name": requirement.resource_name,
-                        "verb": requirement.verb,
-                    }.items()
-                    if v
-                },
-            },
-        }
-    )
-    return bool(review["status"].get("allowed"))
-
-
-async def granted(client: Client, namespace: str, *requirements: Requirement) -> None:
-    async def all_allowed() -> bool:
-        return all([await allowed(client, namespace, r) for r in requirements])
-
-    await eventually(all_allowed, what=f"the API server to allow {requirements}", timeout=30)
 
 
 @pytest.fixture
@@ -175,11 +137,10 @@ async def test_a_partial_grant_leaves_exactly_the_rest_missing(
             "RoleBinding", "deploy", "Role", "deploy", subject_namespace=namespace, namespace=namespace
         )
     )
-    await granted(
-        admin_client,
-        namespace,
-        Requirement("", "", "secrets", "", "list"),
-        Requirement(namespace, "apps", "deployments", "", "create"),
+    account = settle.service_account(namespace, SA)
+    await settle.allowed(admin_client, account, verb="list", resource="secrets")
+    await settle.allowed(
+        admin_client, account, verb="create", group="apps", resource="deployments", namespace=namespace
     )
 
     everything = permissions.requirements(kube_green, await discovered(admin_client, kube_green))
@@ -208,7 +169,9 @@ async def test_cluster_admin_lacks_nothing(
         binding_for("ClusterRoleBinding", name, "ClusterRole", "cluster-admin", subject_namespace=namespace)
     )
     cluster_scoped.append((kinds.CLUSTER_ROLE_BINDING, name))
-    await granted(admin_client, namespace, Requirement("", "*", "*", "", "*"))
+    await settle.allowed(
+        admin_client, settle.service_account(namespace, SA), verb="*", group="*", resource="*"
+    )
     assert await missing(admin_client, namespace, kube_green) == []
 
 
@@ -239,7 +202,10 @@ async def test_creating_roles_needs_their_rules_or_escalate_and_then_bind_for_th
             namespace=namespace,
         )
     )
-    await granted(admin_client, namespace, Requirement(namespace, RBAC, "roles", "", "create"))
+    account = settle.service_account(namespace, SA)
+    await settle.allowed(
+        admin_client, account, verb="create", group=RBAC, resource="roles", namespace=namespace
+    )
 
     # may write roles but holds none of the rules it would grant: the rules are reported
     assert await missing(admin_client, namespace, objects) == [
@@ -260,8 +226,14 @@ async def test_creating_roles_needs_their_rules_or_escalate_and_then_bind_for_th
         ),
         force=True,
     )
-    await granted(
-        admin_client, namespace, Requirement(namespace, RBAC, "roles", "grants-secrets", "escalate")
+    await settle.allowed(
+        admin_client,
+        account,
+        verb="escalate",
+        group=RBAC,
+        resource="roles",
+        namespace=namespace,
+        name="grants-secrets",
     )
     assert await missing(admin_client, namespace, objects) == [
         Requirement(namespace, RBAC, "roles", "grants-secrets", "bind")
@@ -283,7 +255,15 @@ async def test_creating_roles_needs_their_rules_or_escalate_and_then_bind_for_th
         ),
         force=True,
     )
-    await granted(admin_client, namespace, Requirement(namespace, RBAC, "roles", "grants-secrets", "bind"))
+    await settle.allowed(
+        admin_client,
+        account,
+        verb="bind",
+        group=RBAC,
+        resource="roles",
+        namespace=namespace,
+        name="grants-secrets",
+    )
     assert await missing(admin_client, namespace, objects) == []
     await as_sa.create(binds)
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from olm_runtime.client import Client, GroupVersionKind, errors, load_config
-from olm_runtime.testing import process
+from olm_runtime.client import Client, GroupVersionKind, load_config
+from olm_runtime.testing import process, settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
@@ -161,23 +161,15 @@ class CertManager:
         for crd in crds:
             await client.apply(crd, force=True)
         for crd in crds:
-            spec = crd["spec"]
-            (version,) = [v["name"] for v in spec["versions"] if v.get("storage")]
-            gvk = GroupVersionKind(spec["group"], version, spec["names"]["kind"])
-
-            async def served(gvk: GroupVersionKind = gvk) -> bool:
-                # A fresh CRD is served (and listed by discovery) a moment after it is created.
-                try:
-                    await client.list(gvk)
-                except (errors.APIError, LookupError):
-                    return False
-                return True
-
-            await self._eventually(served, what=f"{crd['metadata']['name']} to be served")
+            await self._reporting(settle.crd_served(client, crd["metadata"]["name"], timeout=self.timeout))
 
     async def _eventually(self, check: Callable[[], Awaitable[bool]], *, what: str) -> None:
+        await self._reporting(eventually(check, what=what, timeout=self.timeout))
+
+    async def _reporting(self, waiting: Awaitable[None]) -> None:
+        """Await `waiting`; a timeout is raised as a ComponentFailure carrying the components' logs."""
         try:
-            await eventually(check, what=what, timeout=self.timeout)
+            await waiting
         except AssertionError as timeout:
             logs = "\n".join(f"--- {name} ---\n{self.log_tail(name)}" for name in self._pids)
             raise process.ComponentFailure(f"{timeout}\n{logs}") from None

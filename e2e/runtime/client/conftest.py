@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds, load_config
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
@@ -63,19 +64,10 @@ def widget_crd(group: str, *, scope: str = "Namespaced") -> dict[str, Any]:
 
 
 async def install_crd(client: Client, crd: dict[str, Any]) -> GroupVersionKind:
-    """Create the CRD and wait until the client's discovery serves its kind."""
+    """Create the CRD and wait until it is served, through the client's discovery too."""
     await client.create(crd)
-    gvk = GroupVersionKind(crd["spec"]["group"], "v1", crd["spec"]["names"]["kind"])
-
-    async def discovered() -> bool:
-        try:
-            await client.resource_for(gvk)
-        except NoKindMatch:
-            return False
-        return True
-
-    await eventually(discovered, what=f"{gvk} to appear in discovery")
-    return gvk
+    await settle.crd_served(client, crd["metadata"]["name"])
+    return GroupVersionKind(crd["spec"]["group"], "v1", crd["spec"]["names"]["kind"])
 
 
 @pytest.fixture

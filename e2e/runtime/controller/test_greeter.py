@@ -11,6 +11,7 @@ from hack.examples.greeter.controller import CRD, GREETING, setup_with_manager
 from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager
+from olm_runtime.testing import settle
 from olm_runtime.testing.poll import eventually
 
 
@@ -18,15 +19,7 @@ from olm_runtime.testing.poll import eventually
 async def greeting_crd(admin_client: Client) -> None:
     with contextlib.suppress(errors.AlreadyExists):
         await admin_client.create(CRD)
-
-    async def served() -> bool:
-        try:
-            await admin_client.list(GREETING, namespace="default")
-        except (errors.NotFound, LookupError):
-            return False
-        return True
-
-    await eventually(served, what="the Greeting CRD to be served")
+    await settle.crd_served(admin_client, CRD["metadata"]["name"])
 
 
 async def test_greeting_gets_its_config_map_status_events_and_farewell(

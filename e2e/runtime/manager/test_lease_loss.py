@@ -11,6 +11,7 @@ import pytest
 
 from olm_runtime.client import Client, kinds
 from olm_runtime.manager import LeaderElectionLost
+from olm_runtime.testing import settle
 
 from .election import LEASE_DURATION, RENEW_DEADLINE, add_leader_work, electing_manager
 
@@ -63,8 +64,18 @@ async def test_a_leader_that_cannot_renew_gives_up_within_the_renew_deadline(
     try:
         await asyncio.wait_for(manager.elected.wait(), 30)
         assert manager.is_leader
-        # From now on every renewal is forbidden.
         await client.delete(kinds.ROLE_BINDING, account, namespace=namespace)
+        # Renewals are forbidden once the API server's authorizer has seen the deletion, a moment
+        # after it: the bound below is about the elector, so it counts from the first refusal.
+        await settle.denied(
+            client,
+            settle.service_account(namespace, account),
+            verb="update",
+            group="coordination.k8s.io",
+            resource="leases",
+            namespace=namespace,
+            name=lease,
+        )
         revoked_at = time.monotonic()
         with pytest.raises(LeaderElectionLost, match="renew deadline"):
             await asyncio.wait_for(running, 30)
@@ -74,7 +85,8 @@ async def test_a_leader_that_cannot_renew_gives_up_within_the_renew_deadline(
         await asyncio.gather(running, return_exceptions=True)
     assert leader_work_stopped.is_set()
     assert not manager.is_leader
-    # Renewals fail from the first round after the revocation; the deadline counts from there.
+    # Renewals fail from the first round after the refusal; the deadline counts from there (the
+    # refusal is seen within one poll of settle's, 0.2 s, well inside the 0.5 s allowed below).
     assert RENEW_DEADLINE - 0.5 <= gave_up_after < LEASE_DURATION, gave_up_after
     stored = await client.get(kinds.LEASE, lease, namespace=namespace)
     assert stored["spec"]["holderIdentity"] == "losing-replica", "a lost Lease is not released"

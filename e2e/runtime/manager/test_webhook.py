@@ -15,6 +15,7 @@ from pathlib import Path
 
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager, ManagerOptions, WebhookOptions, webhook
+from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.pki import KeyPair
 from olm_runtime.testing.poll import eventually
@@ -107,9 +108,22 @@ async def test_the_api_server_applies_the_webhooks_patch_and_a_rotated_cert_is_s
         }
     )
     try:
+        # The API server loads the configuration a moment after it is created; until then a create
+        # skips the webhook (failurePolicy only covers a webhook that is called).
+        probe = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "probe", "namespace": namespace},
+        }
+        await settle.mutating(
+            client,
+            probe,
+            applied=lambda cm: "tier" in cm["metadata"].get("labels", {}),
+            what=f"the API server to call MutatingWebhookConfiguration {name}",
+        )
 
         async def create_and_check(cm: str) -> None:
-            # failurePolicy Fail: a create that succeeds went through the webhook.
+            # failurePolicy Fail: now that the webhook is loaded, a create that succeeds went through it.
             await client.create(
                 {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": cm, "namespace": namespace}}
             )
