@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install bench-tracing cluster-binaries cluster-up cluster-down cluster-status image fuzz soak bench-upstream
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install bench-tracing cluster-binaries cluster-up cluster-down cluster-status image fuzz soak flake-hunt bench-upstream
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -27,6 +27,7 @@ help:
 	@echo "make bench-upstream ours against upstream OLM v1.11.0 side by side (needs OLMPY_UPSTREAM_BOXCUTTER; figures)"
 	@echo "make fuzz           coverage-guided fuzzing of the untrusted-input parsers (FUZZ_RUNS per target; not in make test)"
 	@echo "make soak           the fault drills (e2e/faults) at full size, printing their figures (not in make test)"
+	@echo "make flake-hunt DIR=e2e/x RUNS=10   one test directory in a loop, random order, CPU busy; failures counted"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
 deps:
@@ -44,11 +45,21 @@ endif
 run-processes: deps
 	$(UV_RUN) python -m hack.run up --processes
 
-# Two pytest sessions, each with its own control plane: the deployed suite runs OLM as Pods, the
-# others run it as processes, and two operator-controllers must never share a cluster.
+# Three pytest sessions, each with its own control plane: the deployed suite runs OLM as Pods, the
+# others run it as processes, and two operator-controllers must never share a cluster. The first
+# runs the unit tests and $(RANDOM_ORDER_E2E) in random order (pytest-randomly prints its seed at
+# the top; `-p randomly --randomly-seed=N` replays it), so a test that depends on another's leftovers
+# fails as soon as it is written. A failed session does not stop the next: all three report, and
+# the target fails at the end naming the sessions that failed. Each prints its 20 slowest tests.
+RANDOM_ORDER_E2E := e2e/runtime
+SLOWEST := --durations=20
 test: deps
-	$(PYTEST) unit e2e --ignore=e2e/deployed
-	$(PYTEST) e2e/deployed
+	@failed=""; \
+	$(PYTEST) $(SLOWEST) -p randomly unit $(RANDOM_ORDER_E2E) || failed="$$failed unit+$(RANDOM_ORDER_E2E)"; \
+	$(PYTEST) $(SLOWEST) e2e --ignore=e2e/deployed --ignore=$(RANDOM_ORDER_E2E) || failed="$$failed e2e"; \
+	$(PYTEST) $(SLOWEST) e2e/deployed || failed="$$failed e2e/deployed"; \
+	if [ -n "$$failed" ]; then echo "make test: failed sessions:$$failed"; exit 1; fi; \
+	echo "make test: all sessions passed"
 
 unit: deps
 	$(PYTEST) unit
@@ -122,6 +133,14 @@ fuzz:
 # The fault drills at full size (OLMPY_SOAK=1); `make test` runs them smaller. Figures are printed.
 soak: deps
 	OLMPY_SOAK=1 $(PYTEST) -s e2e/faults
+
+# One test directory RUNS times, each a session of its own in random order, beside a busy process
+# (BUSY of them): prints per failing test how often and with which seeds. Not part of make test.
+DIR ?= e2e/runtime
+RUNS ?= 10
+BUSY ?= 1
+flake-hunt: deps
+	$(UV_RUN) python -m hack.flakehunt $(DIR) --runs $(RUNS) --busy $(BUSY)
 
 cluster-binaries:
 	$(UV_RUN) python -m hack.controlplane build

@@ -45,6 +45,9 @@ from olm_runtime.testing.process import free_ports
 REPO_ROOT = Path(__file__).resolve().parents[1]
 POLL_MINUTE_SECONDS = 1.0
 """catalogd's `OLM_TESTING_POLL_MINUTE_SECONDS` in tests: pollIntervalMinutes 1 is one second."""
+UNSCOPED = f"!{testing_seams.SCOPE_LABEL}"
+"""The processes' default `OLM_TESTING_SCOPE_SELECTOR`: every object but those a test scoped to a
+controller of its own (labelled `testing_seams.SCOPE_LABEL`)."""
 
 
 class Subprocess:
@@ -137,7 +140,9 @@ class Subprocess:
     async def scrape(self) -> str:
         """The `/metrics` page, read as a scraper in a cluster reads it: over HTTPS, verifying the
         serving certificate (the control plane's CA issued it), with the token of a ServiceAccount
-        bound to a metrics-reader ClusterRole (made once per process object, again when rejected)."""
+        bound to a metrics-reader ClusterRole (made once per process object, again when rejected;
+        `reader_token` returns it only once the API server allows it, so the first scrape is not
+        refused for a binding the authorizer has yet to see)."""
         url = f"https://127.0.0.1:{self.ports['metrics']}/metrics"
         trust = ssl.create_default_context(cafile=str(self.control_plane.ca_file))
         for _ in range(2):
@@ -231,6 +236,8 @@ class CatalogdProcess(Subprocess):
     extra_args: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None
     """Added to (and overriding) this process's environment (e.g. `OTEL_*` to export traces)."""
+    scope_selector: str | None = UNSCOPED
+    """The ClusterCatalogs it reconciles (`OLM_TESTING_SCOPE_SELECTOR`); None: all, as shipped."""
     kubeconfig: Path | None = None
     """Defaults to the control plane's admin kubeconfig."""
     python: str = sys.executable
@@ -289,7 +296,10 @@ class CatalogdProcess(Subprocess):
                 f"--leader-election-namespace={self.lease_namespace}",
                 f"--leader-election-id={self.lease_name}",
             ]
-        self._launch(args, {testing_seams.POLL_MINUTE_SECONDS: str(POLL_MINUTE_SECONDS), **(self.env or {})})
+        seams = {testing_seams.POLL_MINUTE_SECONDS: str(POLL_MINUTE_SECONDS)}
+        if self.scope_selector is not None:
+            seams[testing_seams.SCOPE_SELECTOR] = self.scope_selector
+        self._launch(args, {**seams, **(self.env or {})})
 
 
 @dataclass
@@ -306,6 +316,9 @@ class OperatorControllerProcess(Subprocess):
     extra_args: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None
     """Added to (and overriding) this process's environment."""
+    scope_selector: str | None = UNSCOPED
+    """The ClusterExtensions and ClusterObjectSets it reconciles (`OLM_TESTING_SCOPE_SELECTOR`);
+    None: all, as shipped."""
     kubeconfig: Path | None = None
     """Defaults to the control plane's admin kubeconfig."""
     python: str = sys.executable
@@ -350,4 +363,5 @@ class OperatorControllerProcess(Subprocess):
             "--log-level=info",
             *self.extra_args,
         ]
-        self._launch(args, self.env)
+        seams = {} if self.scope_selector is None else {testing_seams.SCOPE_SELECTOR: self.scope_selector}
+        self._launch(args, {**seams, **(self.env or {})})

@@ -11,11 +11,13 @@ runtime's `ManagerOptions` and `registry_options` into the registry client's `oc
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 from olm import oci, startup
 from olm.api import names
-from olm_runtime import logging
+from olm_runtime import cache, logging
+from olm_runtime.client import GroupVersionKind
 from olm_runtime.manager import LeaderElectionOptions, ManagerOptions, SecureMetricsOptions, WebhookOptions
 
 __all__ = ["add_common_flags", "manager_options", "registry_options", "seconds", "secure_metrics"]
@@ -97,9 +99,18 @@ def secure_metrics(cert_file: Path | None, key_file: Path | None) -> SecureMetri
     return SecureMetricsOptions(cert_dir=cert_file.parent, cert_name=cert_file.name, key_name=key_file.name)
 
 
-def manager_options(args: argparse.Namespace, *, webhook: WebhookOptions | None = None) -> ManagerOptions:
+def manager_options(
+    args: argparse.Namespace,
+    *,
+    webhook: WebhookOptions | None = None,
+    scoped: Sequence[GroupVersionKind] = (),
+    scope_selector: str = "",
+) -> ManagerOptions:
     """The manager of a process started with the common flags (and `--tls-cert`/`--tls-key`, which
-    both processes define: the metrics server's certificate)."""
+    both processes define: the metrics server's certificate). With `scope_selector` (the
+    `OLM_TESTING_SCOPE_SELECTOR` seam) the cache holds only the objects of `scoped` kinds that it
+    matches, so the process reconciles no other."""
+    by_kind = {kind: cache.KindOptions(label_selector=scope_selector) for kind in scoped if scope_selector}
     election = None
     if args.leader_elect:
         election = LeaderElectionOptions(
@@ -112,6 +123,7 @@ def manager_options(args: argparse.Namespace, *, webhook: WebhookOptions | None 
         metrics_secure=secure_metrics(args.tls_cert, args.tls_key) if args.metrics_secure else None,
         health_probe_bind_address=args.health_probe_bind_address,
         webhook=webhook or WebhookOptions(),
+        cache=cache.CacheOptions(by_kind=by_kind),
     )
 
 

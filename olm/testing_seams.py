@@ -9,7 +9,11 @@ on request. These variables let the e2e suites reach those paths quickly:
 - `OLM_TESTING_DEADLINE_MINUTE_SECONDS=<s>` (operator-controller): one minute of
   `progressDeadlineMinutes` lasts `s` seconds;
 - `OLM_TESTING_POLL_MINUTE_SECONDS=<s>` (catalogd): one minute of `pollIntervalMinutes` lasts `s`
-  seconds.
+  seconds;
+- `OLM_TESTING_SCOPE_SELECTOR=<label selector>` (both): the process reconciles only the objects of
+  its own kinds (ClusterCatalogs; ClusterExtensions and ClusterObjectSets) that the selector
+  matches, so a suite's shared process (`!olm-py.io/test-scope`) leaves alone the objects a test
+  reconciles with a controller of its own (`olm-py.io/test-scope=<the test's>`).
 
 They are environment variables rather than flags so that `--help` never offers them. A process
 started with any of them logs a warning naming each one. Nothing under `manifests/` sets them (a
@@ -24,12 +28,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from olm_runtime import cache
+
 __all__ = [
     "CRASH_AFTER_SECRETS",
     "DEADLINE_MINUTE_SECONDS",
     "OFF",
     "POLL_MINUTE_SECONDS",
     "PREFIX",
+    "SCOPE_LABEL",
+    "SCOPE_SELECTOR",
     "SeamError",
     "Seams",
 ]
@@ -38,6 +46,9 @@ PREFIX = "OLM_TESTING_"
 CRASH_AFTER_SECRETS = "OLM_TESTING_CRASH_AFTER_SECRETS"
 DEADLINE_MINUTE_SECONDS = "OLM_TESTING_DEADLINE_MINUTE_SECONDS"
 POLL_MINUTE_SECONDS = "OLM_TESTING_POLL_MINUTE_SECONDS"
+SCOPE_SELECTOR = "OLM_TESTING_SCOPE_SELECTOR"
+SCOPE_LABEL = "olm-py.io/test-scope"
+"""The label tests scope objects with (the seam takes any selector; the suites select on this one)."""
 
 
 class SeamError(ValueError):
@@ -51,6 +62,8 @@ class Seams:
     crash_after_secrets: bool = False
     deadline_minute_seconds: float = 60.0
     poll_minute_seconds: float = 60.0
+    scope_selector: str = ""
+    """Label selector narrowing the objects reconciled; empty: all of them."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Seams:
@@ -71,6 +84,12 @@ class Seams:
         ):
             if variable in env:
                 values[field] = _seconds(variable, env[variable])
+        if SCOPE_SELECTOR in env:
+            try:
+                cache.parse_selector(env[SCOPE_SELECTOR])
+            except ValueError as error:
+                raise SeamError(f"{SCOPE_SELECTOR} is not a label selector: {error}") from None
+            values["scope_selector"] = env[SCOPE_SELECTOR]
         return cls(**values)  # type: ignore[arg-type]
 
     def enabled(self) -> dict[str, object]:
@@ -92,6 +111,6 @@ def _seconds(variable: str, text: str) -> float:
     return value
 
 
-_VARIABLES = (CRASH_AFTER_SECRETS, DEADLINE_MINUTE_SECONDS, POLL_MINUTE_SECONDS)
+_VARIABLES = (CRASH_AFTER_SECRETS, DEADLINE_MINUTE_SECONDS, POLL_MINUTE_SECONDS, SCOPE_SELECTOR)
 OFF = Seams()
 """Production: no seam enabled."""

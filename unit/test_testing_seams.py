@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 import yaml
 
-from olm import testing_seams
+from olm import processflags, testing_seams
+from olm.api.kinds import CLUSTER_EXTENSION
 from olm.catalogd import main as catalogd_main
 from olm.operator_controller import main as operator_controller_main
 from olm.testing_seams import SeamError, Seams
+from olm_runtime import cache
 
 MANIFESTS = Path(__file__).resolve().parents[1] / "manifests"
 
@@ -23,6 +25,7 @@ def test_no_variable_means_production_behaviour() -> None:
     assert seams.crash_after_secrets is False
     assert seams.deadline_minute_seconds == 60.0
     assert seams.poll_minute_seconds == 60.0
+    assert seams.scope_selector == ""
 
 
 def test_each_variable_enables_its_seam() -> None:
@@ -31,12 +34,14 @@ def test_each_variable_enables_its_seam() -> None:
             testing_seams.CRASH_AFTER_SECRETS: "1",
             testing_seams.DEADLINE_MINUTE_SECONDS: "0.3",
             testing_seams.POLL_MINUTE_SECONDS: "1",
+            testing_seams.SCOPE_SELECTOR: f"!{testing_seams.SCOPE_LABEL}",
         }
     )
     assert seams.enabled() == {
         "crash_after_secrets": True,
         "deadline_minute_seconds": 0.3,
         "poll_minute_seconds": 1.0,
+        "scope_selector": "!olm-py.io/test-scope",
     }
 
 
@@ -48,6 +53,7 @@ def test_each_variable_enables_its_seam() -> None:
         (testing_seams.DEADLINE_MINUTE_SECONDS, "0", "must be a positive number"),
         (testing_seams.POLL_MINUTE_SECONDS, "-1", "must be a positive number"),
         (testing_seams.POLL_MINUTE_SECONDS, "inf", "must be a positive number"),
+        (testing_seams.SCOPE_SELECTOR, "a b", "is not a label selector"),
         ("OLM_TESTING_CRASH_AFTER_SECRET", "1", "unknown testing variable"),
     ],
 )
@@ -87,3 +93,11 @@ def test_a_process_with_a_bad_testing_variable_exits_before_connecting(
     monkeypatch.setenv(testing_seams.POLL_MINUTE_SECONDS, "never")
     argv = ["--tls-cert", "c", "--tls-key", "k"] if main is catalogd_main.main else []
     assert main(argv) == 1  # type: ignore[operator]
+
+
+def test_the_scope_narrows_the_cache_of_the_reconciled_kinds_only() -> None:
+    args = operator_controller_main.parser().parse_args([])
+    scoped = processflags.manager_options(args, scoped=(CLUSTER_EXTENSION,), scope_selector="!a/b")
+    assert scoped.cache.by_kind == {CLUSTER_EXTENSION: cache.KindOptions(label_selector="!a/b")}
+    unscoped = processflags.manager_options(args, scoped=(CLUSTER_EXTENSION,))
+    assert unscoped.cache.by_kind == {}

@@ -3,9 +3,10 @@ a real registry, on a catalog holding the real sailoperator package (10 channels
 entry) and the demo package with deprecations; the SVG it prints is opened in headless Chromium
 (Debian's `chromium`), which must render it (not blank) with the versions in its DOM.
 
-No operator-controller runs here: the ClusterExtension whose installed bundle `--extension` marks
-gets its `status.install` written through the real API server's status subresource, which is all
-the command reads of it."""
+The ClusterExtension whose installed bundle `--extension` marks gets its `status.install` written
+through the real API server's status subresource, which is all the command reads of it. It is
+scoped away from any operator-controller the session runs (`testing_seams.SCOPE_LABEL`), so none
+reconciles it and rewrites that status."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from e2e.catalogd.conftest import Env, catalog_object, push_catalog, unique
 from e2e.cli.test_olmctl import Olmctl, write_demo_catalog
 from e2e.docs.png import blank_reason
 from hack.graphshots import CATALOG, screenshot, size_of
+from olm import testing_seams
 from olm.api.kinds import CLUSTER_EXTENSION
 from olm.cli.main import EXIT_FAILED, EXIT_OK
 
@@ -72,7 +74,7 @@ async def test_olmctl_draws_upgrade_graphs_that_a_browser_renders(env: Env, tmp_
         {
             "apiVersion": CLUSTER_EXTENSION.api_version,
             "kind": CLUSTER_EXTENSION.kind,
-            "metadata": {"name": extension},
+            "metadata": {"name": extension, "labels": {testing_seams.SCOPE_LABEL: "no-controller"}},
             "spec": {
                 "namespace": "default",
                 "serviceAccount": {"name": "installer"},

@@ -1,5 +1,10 @@
 """Fixtures of the ClusterObjectSet controller tests: the OLM CRDs, a Manager running the
-controller in the test's event loop, a ServiceAccount to install as, and revision helpers."""
+controller in the test's event loop, a ServiceAccount to install as, and revision helpers.
+
+Each test's controller reconciles only the revisions of that test: `Revisions` labels them with the
+test's namespace as `testing_seams.SCOPE_LABEL`, and the manager's cache selects that label, which
+every operator-controller process of the session excludes. So neither a process started by another
+suite nor an earlier test's controller touches them, whatever order the tests run in."""
 
 from __future__ import annotations
 
@@ -14,15 +19,17 @@ import pytest
 
 from hack.crdgen import install as crds
 from hack.installer import create_cluster_admin_account
+from olm import testing_seams
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.cli.leastprivilege import installer_rbac
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset import identity
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
-from olm_runtime import conditions
+from olm_runtime import cache, conditions
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
 from olm_runtime.manager import Manager, ManagerOptions
+from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 
@@ -48,9 +55,17 @@ async def cos_crds(control_plane: ControlPlane) -> None:
         await crds.install(client, field_manager="e2e-crds")
 
 
+def scope_selector(namespace: str) -> str:
+    """The revisions of the test that owns `namespace`."""
+    return f"{testing_seams.SCOPE_LABEL}={namespace}"
+
+
 @pytest.fixture
-async def manager(admin_client: Client, cos_crds: None) -> Manager:
-    return Manager(admin_client, options=ManagerOptions(metrics_bind_address="0"))
+async def manager(admin_client: Client, cos_crds: None, namespace: str) -> Manager:
+    scoped = cache.CacheOptions(
+        by_kind={CLUSTER_OBJECT_SET: cache.KindOptions(label_selector=scope_selector(namespace))}
+    )
+    return Manager(admin_client, options=ManagerOptions(metrics_bind_address="0", cache=scoped))
 
 
 @contextlib.asynccontextmanager
@@ -90,12 +105,15 @@ async def installer(admin_client: Client, namespace: str) -> AsyncIterator[str]:
 async def olmctl_account(
     admin_client: Client, namespace: str, name: str, objects: list[dict[str, Any]]
 ) -> None:
-    """ServiceAccount `name` with exactly what `olmctl rbac` would print for `objects`."""
+    """ServiceAccount `name` with exactly what `olmctl rbac` would print for `objects`, once the API
+    server's authorizer has seen each of its bindings."""
     await admin_client.create(
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
     )
-    for document in installer_rbac(objects, extension_name=name, namespace=namespace, service_account=name):
+    rbac = installer_rbac(objects, extension_name=name, namespace=namespace, service_account=name)
+    for document in rbac:
         await admin_client.apply(document, field_manager="e2e-drift-rbac", force=True)
+    await settle.granted(admin_client, rbac)
 
 
 async def delete_installer_rbac(admin_client: Client, name: str) -> None:
@@ -159,7 +177,7 @@ class Revisions:
         service_account: str | None = "default",
     ) -> dict[str, Any]:
         name = self.name(suffix)
-        metadata: dict[str, Any] = {"name": name}
+        metadata: dict[str, Any] = {"name": name, "labels": {testing_seams.SCOPE_LABEL: self.namespace}}
         account = self.service_account if service_account == "default" else service_account
         if account:
             metadata["annotations"] = {
@@ -167,7 +185,7 @@ class Revisions:
                 identity.SERVICE_ACCOUNT_NAMESPACE: self.namespace,
             }
         if owner:
-            metadata["labels"] = {
+            metadata["labels"] |= {
                 names.OWNER_KIND_LABEL: "ClusterExtension",
                 names.OWNER_NAME_LABEL: f"{self.prefix}-{owner}",
             }

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from olm import oci, process, processflags, pullconfig, testing_seams
+from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd import controller, follower, gc, metrics, webhook
 from olm.catalogd.content import Content
 from olm.catalogd.server import CatalogServer, ServerOptions
@@ -87,7 +88,10 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
         if args.webhook_cert_dir is not None:
             host, port = _split_address(args.webhook_bind_address, "")
             webhook_options = WebhookOptions(host=host, port=port, cert_dir=args.webhook_cert_dir)
-        manager = Manager(client, options=processflags.manager_options(args, webhook=webhook_options))
+        options = processflags.manager_options(
+            args, webhook=webhook_options, scoped=(CLUSTER_CATALOG,), scope_selector=seams.scope_selector
+        )
+        manager = Manager(client, options=options)
         registry_options = processflags.registry_options(args, cache_dir=storage_dir, user_agent="catalogd")
         async with oci.RegistryClient(registry_options) as registry:
             await pullconfig.follow_global_pull_secret(manager, args.global_pull_secret, registry, "catalogd")

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from olm import oci, process, processflags, pullconfig, testing_seams
+from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.operator_controller import clusterextension, clusterobjectset, metrics, resolve
 from olm.operator_controller.catalogs import CatalogClient
 from olm.operator_controller.catalogs import ClientOptions as CatalogClientOptions
@@ -65,7 +66,10 @@ def parser() -> argparse.ArgumentParser:
 async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
     cache_dir: Path = args.cache_dir
     async with process.connect(args, field_manager=FIELD_MANAGER) as client:
-        manager = Manager(client, options=processflags.manager_options(args))
+        options = processflags.manager_options(
+            args, scoped=(CLUSTER_EXTENSION, CLUSTER_OBJECT_SET), scope_selector=seams.scope_selector
+        )
+        manager = Manager(client, options=options)
         registry_options = processflags.registry_options(
             args, cache_dir=cache_dir, user_agent="operator-controller"
         )

@@ -102,12 +102,14 @@ async def side(
                     kubeconfig=configs["catalogd"],
                     python=python,
                     extra_args=("--log-format=json",),
+                    scope_selector=None,  # as shipped: the bench starts no controller beside it
                 )
                 controller = OperatorControllerProcess(
                     plane,
                     workdir / "operator-controller",
                     kubeconfig=configs["operator-controller"],
                     python=python,
+                    scope_selector=None,
                     extra_args=(
                         "--log-format=json",
                         *([SHARED_DRIFT_WATCHES] if shared_drift_watches else []),
