@@ -22,13 +22,15 @@ TESTS: dict[str, tuple[str, ...]] = {
     "olm/semver": ("unit/semver",),
     "olm/oci": ("unit/oci", "e2e/oci"),
     "olm/compat": ("unit/compat",),
+    "olm/registryv1": ("unit/registryv1",),
+    "olm/pipeline": ("unit/pipeline", "e2e/preflight"),
     "olm/catalogd": ("unit/catalogd", "e2e/catalogd"),
     "olm/operator_controller": (
         "unit/operator_controller",
         "e2e/operator_controller",
         "e2e/clusterobjectset",
-        "e2e/preflight",
     ),
+    "olm/cli": ("unit/cli", "e2e/cli"),
 }
 """Each package and the test folders that exercise it (missing folders count as no tests)."""
 

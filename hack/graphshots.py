@@ -20,7 +20,7 @@ from pathlib import Path
 from hack.images import realdata
 from olm import fbc
 from olm.cli import graphsvg, upgradegraph
-from olm.operator_controller.catalogs import PackageContent, parse_lines
+from olm.pipeline.catalogs import PackageContent, parse_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = realdata.REALDATA / realdata.COMMUNITY_CATALOG

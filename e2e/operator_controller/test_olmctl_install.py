@@ -205,6 +205,32 @@ async def test_kube_green_is_previewed_installed_listed_upgraded_and_uninstalled
         for line in _lines(certified.out)
     )
 
+    # A second extension of the package would meet this one's objects, which revision 2 controls:
+    # the preview names that revision and its extension, and stops before anything is created.
+    twin_name = unique("twin")
+    twin = await olmctl(
+        "install",
+        "kube-green",
+        "--namespace",
+        namespace,
+        "--name",
+        twin_name,
+        "--service-account",
+        account,
+        "--catalog",
+        community_catalog.name,
+        *pull,
+    )
+    message = _one_line_error(twin)
+    assert message.startswith("error: preflight failed, no ClusterExtension was created: "), message
+    owner = f"ClusterObjectSet {name}-2 of ClusterExtension {name}"
+    assert f"CustomResourceDefinition {CRD} is controlled by {owner}" in message
+    assert any(
+        line.startswith("Collisions: COLLISION: the rollout would wait on") for line in _lines(twin.out)
+    )
+    with pytest.raises(errors.NotFound):
+        await kube.get(CLUSTER_EXTENSION, twin_name)
+
     removed = await olmctl("uninstall", name)
     assert removed.code == EXIT_OK, removed.err
     assert removed.out == f"clusterextension/{name} uninstalled\n"

@@ -26,7 +26,7 @@ from e2e.operator_controller.conftest import (
 from hack.processes import token_kubeconfig
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.cli.main import EXIT_FAILED, EXIT_OK
-from olm.operator_controller.resolve import Advice
+from olm.pipeline.resolve import Advice
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from olm.operator_controller.preflight import permissions
-from olm.operator_controller.preflight.permissions import MissingPermissionsError, Requirement
-from olm.operator_controller.render import CertManagerProvider, manifests_for
-from olm.operator_controller.unpack.registryv1 import load_bundle
+from olm.pipeline.preflight import permissions
+from olm.pipeline.preflight.permissions import MissingPermissionsError, Requirement
+from olm.pipeline.render import CertManagerProvider, manifests_for
+from olm.registryv1.bundle import load_bundle
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds
 from olm_runtime.testing import settle
 

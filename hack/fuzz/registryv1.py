@@ -9,7 +9,7 @@ ClusterServiceVersion and only CRDs among `crds`.
 from __future__ import annotations
 
 from hack.images.realdata import FIXTURE_BUNDLES, REALDATA
-from olm.operator_controller import unpack
+from olm import registryv1
 
 MARKER = b"==> "
 
@@ -93,8 +93,8 @@ SEEDS = tuple(seeds())
 
 def one_input(data: bytes) -> None:
     try:
-        bundle = unpack.parse_bundle(decode(data))
-    except unpack.BundleError:
+        bundle = registryv1.parse_bundle(decode(data))
+    except registryv1.BundleError:
         return
     assert all(crd.get("kind") == "CustomResourceDefinition" for crd in bundle.crds)
     assert all(obj.get("kind") != "ClusterServiceVersion" for obj in bundle.others)

@@ -14,7 +14,7 @@ from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.cli import render
 from olm.cli.content import ContentSource, read_catalog
 from olm.cli.summary import PackageSummary, VersionRow, catalog_row, matches, summarize, versions_of
-from olm.operator_controller.catalogs import CatalogClientError, CatalogRef, PackageContent
+from olm.pipeline.catalogs import CatalogClientError, CatalogRef, PackageContent
 from olm_runtime.client import Client, errors
 
 __all__ = ["COMMANDS", "Command", "CommandFailed", "Session", "find_package", "get_extension"]

@@ -24,7 +24,7 @@ import aiohttp
 
 from olm import fbc
 from olm.api import names
-from olm.operator_controller.catalogs import (
+from olm.pipeline.catalogs import (
     CatalogNotServing,
     CatalogRef,
     CatalogUnreachable,

@@ -16,7 +16,7 @@ condition's reason and message, the only account operator-controller gives of a 
 |                                           |             | (the resolver's own advice), CRD     |
 |                                           |             | upgrade unsafe, configuration, ...   |
 
-A resolution failure's advice is the resolver's (`olm.operator_controller.resolve.Advice`), found
+A resolution failure's advice is the resolver's (`olm.pipeline.resolve.Advice`), found
 in the message as operator-controller wrote it, so the CLI and the condition say the same thing.
 """
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api import conditions as api
+from olm.api.revisions import Revision
 from olm.cli.progress import condition
-from olm.operator_controller import resolve
-from olm.operator_controller.applier.revisions import Revision
+from olm.pipeline import resolve
 
 __all__ = ["Diagnosis", "Health", "diagnose", "one_line"]
 

@@ -19,14 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from olm.api import conditions as api
-from olm.api import names
+from olm.api import names, revisions
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.api.revisions import Revision
 from olm.cli import render
 from olm.cli.commands import Command, Session, get_extension
 from olm.cli.diagnosis import Diagnosis, diagnose, one_line
 from olm.cli.parsing import Subparsers, command_parser, output_flag
-from olm.operator_controller.applier import revisions
-from olm.operator_controller.applier.revisions import Revision
 from olm_runtime import conditions
 from olm_runtime.client import errors, kinds
 

@@ -6,10 +6,12 @@
     olmctl upgrade kube-green --version 0.7.0 --dry-run
     olmctl uninstall kube-green
 
-`install` and `upgrade` first show what operator-controller would do (`olm.cli.plan`: the resolved
-bundle, the install mode, the objects) and run its two preflights against the live cluster
-(`olm.cli.checks`). A failed preflight stops them before anything is written: operator-controller
-would refuse the same content. Then they write the ClusterExtension and wait (`olm.cli.progress`).
+`install` and `upgrade` first show what operator-controller would do (`olm.cli.plan`, the install
+pipeline operator-controller runs: the resolved bundle, the install mode, the objects) with the
+verdicts of its preflights against the live cluster (CRD upgrade safety, the ServiceAccount's
+permissions, objects another owner controls). A failed preflight stops them before anything is
+written: operator-controller would refuse the same content. Then they write the ClusterExtension and
+wait (`olm.cli.progress`).
 """
 
 from __future__ import annotations
@@ -17,21 +19,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import Sequence
 from typing import Any
 
 from olm.api import names
 from olm.api.extensionspec import UpgradeConstraintPolicy
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.cli import preview, render
-from olm.cli.checks import CRDSafety, Permissions, check_crd_safety, check_permissions
 from olm.cli.commands import Command, CommandFailed, Session, get_extension
 from olm.cli.leastprivilege import installer_rbac
 from olm.cli.parsing import Subparsers, command_parser, output_flag, positive
-from olm.cli.plan import CatalogReads, Plan, ResolutionFailed, add_pull_flags, plan_install, pull_options
+from olm.cli.plan import (
+    CatalogReads,
+    ResolutionFailed,
+    add_pull_flags,
+    extension_object,
+    plan_install,
+    pull_options,
+)
 from olm.cli.progress import Display, Outcome, installed_outcome, poll_until
 from olm.cli.upgradepath import UpgradePath, upgrade_path
-from olm.operator_controller.resolve import Installed
+from olm.pipeline.plan import Plan
+from olm.pipeline.preflight.verdicts import Collisions, CRDSafety, Permissions, check_permissions
+from olm.pipeline.resolve import Installed
 from olm_runtime.client import errors, kinds
 
 __all__ = [
@@ -40,7 +49,6 @@ __all__ = [
     "add_source_flags",
     "blockers",
     "catalog_selector",
-    "extension_object",
     "label_selector",
 ]
 
@@ -56,48 +64,17 @@ def label_selector(text: str) -> tuple[str, str]:
     return key, value
 
 
-def extension_object(
-    name: str,
-    package: str,
-    *,
-    namespace: str,
-    service_account: str,
-    version: str | None,
-    channels: Sequence[str],
-    selector: dict[str, Any] | None,
-    config: dict[str, Any] | None,
-) -> dict[str, Any]:
-    """The ClusterExtension `install` creates."""
-    catalog: dict[str, Any] = {"packageName": package}
-    if version:
-        catalog["version"] = version
-    if channels:
-        catalog["channels"] = list(channels)
-    if selector:
-        catalog["selector"] = selector
-    spec: dict[str, Any] = {
-        "namespace": namespace,
-        "serviceAccount": {"name": service_account},
-        "source": {"sourceType": "Catalog", "catalog": catalog},
-    }
-    if config:
-        spec["config"] = {"configType": "Inline", "inline": config}
-    return {
-        "apiVersion": CLUSTER_EXTENSION.api_version,
-        "kind": CLUSTER_EXTENSION.kind,
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-
-
 def blockers(
-    crd_safety: CRDSafety, permissions: Permissions | None, path: UpgradePath | None = None
+    crd_safety: CRDSafety | None,
+    permissions: Permissions | None,
+    collisions: Collisions | None,
+    path: UpgradePath | None = None,
 ) -> list[str]:
     """Why operator-controller would refuse the previewed rollout, one short phrase each."""
     found = []
     if path is not None and path.needs_self_certified:
         found.append("the target is not a direct successor (pass --self-certified to allow it)")
-    if crd_safety.problems:
+    if crd_safety is not None and crd_safety.problems:
         found.append(f"CRD upgrade safety fails for {len(crd_safety.problems)} CRD(s)")
     if permissions is not None and not permissions.exists:
         found.append(
@@ -108,6 +85,11 @@ def blockers(
         found.append(
             f"ServiceAccount {permissions.namespace}/{permissions.service_account} lacks "
             f"{len(permissions.missing)} permission(s) (see `olmctl rbac`)"
+        )
+    if collisions is not None and collisions.conflicts:
+        found.append(
+            f"{len(collisions.conflicts)} object(s) are controlled by another owner: "
+            + "; ".join(collisions.conflicts)
         )
     return found
 
@@ -205,52 +187,6 @@ async def install(session: Session, args: argparse.Namespace) -> int:
     await _require_catalog(session, args.catalog)
     selector = catalog_selector(args)
     config = {"watchNamespace": args.watch_namespace} if args.watch_namespace else None
-    plan = await plan_install(
-        session,
-        package=args.package,
-        namespace=args.namespace,
-        version=args.version,
-        channels=args.channel or (),
-        catalog_selector=selector,
-        config=config,
-        extension_name=name,
-        pull=pull_options(args),
-    )
-    crd_safety = await check_crd_safety(session.client, plan.objects)
-    rbac = (
-        installer_rbac(
-            plan.objects, extension_name=name, namespace=args.namespace, service_account=args.service_account
-        )
-        if args.create_service_account
-        else []
-    )
-    permissions: Permissions | None = None
-    note = ""
-    if args.create_service_account and args.dry_run:
-        note = (
-            f"ServiceAccount {args.namespace}/{args.service_account} would be created with the "
-            f"least-privilege RBAC of `olmctl rbac` ({len(rbac)} objects)"
-        )
-    else:
-        if args.create_service_account and not crd_safety.problems:
-            await _create_service_account(session, args.namespace, args.service_account, rbac)
-        permissions = await _installer_permissions(
-            session, args.namespace, args.service_account, plan.objects, just_granted=bool(rbac)
-        )
-    data = preview.plan_data(plan, crd_safety=crd_safety, permissions=permissions)
-    if args.output == "table":
-        session.out.write(
-            preview.plan_text(plan, crd_safety=crd_safety, permissions=permissions, permissions_note=note)
-        )
-    found = blockers(crd_safety, permissions)
-    if args.dry_run:
-        if args.output != "table":
-            session.out.write(render.dump(data, args.output))
-        if found:
-            raise CommandFailed("preflight failed: " + "; ".join(found))
-        return 0
-    if found:
-        raise CommandFailed("preflight failed, no ClusterExtension was created: " + "; ".join(found))
     obj = extension_object(
         name,
         args.package,
@@ -261,6 +197,41 @@ async def install(session: Session, args: argparse.Namespace) -> int:
         selector=selector,
         config=config,
     )
+    plan = await plan_install(session, obj, pull=pull_options(args))
+    crd_safety = plan.crd_safety
+    rbac = (
+        installer_rbac(
+            plan.objects, extension_name=name, namespace=args.namespace, service_account=args.service_account
+        )
+        if args.create_service_account
+        else []
+    )
+    permissions: Permissions | None = plan.permissions
+    note = ""
+    if args.create_service_account and args.dry_run:
+        permissions = None
+        note = (
+            f"ServiceAccount {args.namespace}/{args.service_account} would be created with the "
+            f"least-privilege RBAC of `olmctl rbac` ({len(rbac)} objects)"
+        )
+    elif args.create_service_account:
+        if crd_safety is not None and not crd_safety.problems:
+            await _create_service_account(session, args.namespace, args.service_account, rbac)
+        permissions = await _installer_permissions(
+            session, args.namespace, args.service_account, plan.objects, just_granted=bool(rbac)
+        )
+    data = preview.plan_data(plan, permissions=permissions)
+    if args.output == "table":
+        session.out.write(preview.plan_text(plan, permissions=permissions, permissions_note=note))
+    found = blockers(crd_safety, permissions, plan.collisions)
+    if args.dry_run:
+        if args.output != "table":
+            session.out.write(render.dump(data, args.output))
+        if found:
+            raise CommandFailed("preflight failed: " + "; ".join(found))
+        return 0
+    if found:
+        raise CommandFailed("preflight failed, no ClusterExtension was created: " + "; ".join(found))
     try:
         await session.client.create(obj)
     except errors.AlreadyExists:
@@ -290,24 +261,18 @@ async def upgrade(session: Session, args: argparse.Namespace) -> int:
         if args.self_certified
         else catalog.get("upgradeConstraintPolicy", UpgradeConstraintPolicy.CATALOG_PROVIDED)
     )
-    config = (spec.get("config") or {}).get("inline")
     read: CatalogReads = {}
 
     async def plan_with(chosen_policy: str) -> Plan:
-        return await plan_install(
-            session,
-            package=catalog["packageName"],
-            namespace=spec["namespace"],
-            version=version,
-            channels=channels,
-            catalog_selector=catalog.get("selector"),
-            config=config,
-            installed=installed,
-            extension_name=args.name,
-            upgrade_constraint_policy=chosen_policy,
-            pull=pull_options(args),
-            read=read,
-        )
+        # The extension as it would be after the edit: the rest of its spec is read as it stands.
+        wanted_catalog = {k: v for k, v in catalog.items() if k not in ("version", "channels")}
+        if version:
+            wanted_catalog["version"] = version
+        if channels:
+            wanted_catalog["channels"] = list(channels)
+        wanted_catalog["upgradeConstraintPolicy"] = str(chosen_policy)
+        wanted = {**obj, "spec": {**spec, "source": {**spec["source"], "catalog": wanted_catalog}}}
+        return await plan_install(session, wanted, installed=installed, pull=pull_options(args), read=read)
 
     try:
         plan = await plan_with(policy)
@@ -326,21 +291,10 @@ async def upgrade(session: Session, args: argparse.Namespace) -> int:
     )
     # SelfCertified lifts the successor rule; the path is still shown.
     path_blocks = None if policy == UpgradeConstraintPolicy.SELF_CERTIFIED else path
-    crd_safety = await check_crd_safety(session.client, plan.objects)
-    permissions = await check_permissions(
-        session.client,
-        namespace=spec["namespace"],
-        service_account=spec["serviceAccount"]["name"],
-        objects=plan.objects,
-    )
-    data = preview.plan_data(plan, crd_safety=crd_safety, permissions=permissions, path=path)
+    data = preview.plan_data(plan, permissions=plan.permissions, path=path)
     if args.output == "table":
-        session.out.write(
-            preview.plan_text(
-                plan, crd_safety=crd_safety, permissions=permissions, path=path, channels=channels
-            )
-        )
-    found = blockers(crd_safety, permissions, path_blocks)
+        session.out.write(preview.plan_text(plan, permissions=plan.permissions, path=path, channels=channels))
+    found = blockers(plan.crd_safety, plan.permissions, plan.collisions, path_blocks)
     if args.dry_run or path.target == installed.name:
         if args.output != "table":
             session.out.write(render.dump(data, args.output))

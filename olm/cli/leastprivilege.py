@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from olm.api import names
-from olm.operator_controller.preflight import permissions
+from olm.pipeline.preflight import permissions
 
 __all__ = ["installer_rbac", "role_name"]
 

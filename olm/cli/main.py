@@ -36,7 +36,7 @@ from olm.cli import commands, explain, graph, install, rbac
 from olm.cli.commands import Command, CommandFailed, Session
 from olm.cli.content import ContentSource
 from olm.cli.parsing import command_parser, global_flags, output_flag, positive
-from olm.operator_controller.catalogs import CatalogClientError
+from olm.pipeline.catalogs import CatalogClientError
 from olm_runtime import logging as runtime_logging
 from olm_runtime.client import Client, ConfigError, CredentialError, errors, load_config
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from olm.api import conditions as api
 from olm.cli import render
-from olm.cli.checks import CRDSafety, Permissions
-from olm.cli.plan import Plan
 from olm.cli.progress import condition
 from olm.cli.upgradepath import UpgradePath
-from olm.operator_controller.unpack import ALL_NAMESPACES
+from olm.pipeline.plan import Plan
+from olm.pipeline.preflight.verdicts import Collisions, CRDSafety, Permissions
+from olm.registryv1 import ALL_NAMESPACES
 
 __all__ = [
     "extension_row",
@@ -84,6 +84,15 @@ def _permission_line(result: Permissions) -> list[str]:
     return [f"MISSING: {who} lacks these permissions:", *("  " + line for line in result.missing)]
 
 
+def _collision_line(result: Collisions) -> list[str]:
+    if result.not_checked is not None:
+        return [f"not checked: {result.not_checked}"]
+    if not result.conflicts:
+        return ["none (no object is controlled by another owner)"]
+    count = len(result.conflicts)
+    return [f"COLLISION: the rollout would wait on {count} object(s):", *("  " + c for c in result.conflicts)]
+
+
 def _field_block(fields: Sequence[tuple[str, str]]) -> list[str]:
     width = max(len(name) for name, _ in fields) + 2
     return [f"{name + ':':<{width}}{value}" for name, value in fields if value]
@@ -92,13 +101,13 @@ def _field_block(fields: Sequence[tuple[str, str]]) -> list[str]:
 def plan_text(
     plan: Plan,
     *,
-    crd_safety: CRDSafety,
     permissions: Permissions | None,
     permissions_note: str = "",
     path: UpgradePath | None = None,
     channels: Sequence[str] = (),
 ) -> str:
-    """The preview for people. `permissions_note` replaces the permission line when the check was
+    """The preview for people, with the plan's preflight verdicts; `permissions` is the plan's or
+    one checked again later, and `permissions_note` replaces the permission line when the check was
     not run (e.g. the ServiceAccount is still to be created)."""
     bundle = plan.bundle
     fields = [
@@ -125,11 +134,15 @@ def plan_text(
         for line in render.table(["KIND", "NAME", "NAMESPACE"], object_rows(plan.objects)).splitlines()
     ]
     lines.append("")
-    checks = [("CRD upgrade safety", _crd_line(crd_safety))]
+    checks = []
+    if plan.crd_safety is not None:
+        checks.append(("CRD upgrade safety", _crd_line(plan.crd_safety)))
     if permissions is not None:
         checks.append(("Permissions", _permission_line(permissions)))
     elif permissions_note:
         checks.append(("Permissions", [permissions_note]))
+    if plan.collisions is not None:
+        checks.append(("Collisions", _collision_line(plan.collisions)))
     width = max(len(name) for name, _ in checks) + 2
     for name, check_lines in checks:
         lines.append(f"{name + ':':<{width}}{check_lines[0]}")
@@ -140,7 +153,6 @@ def plan_text(
 def plan_data(
     plan: Plan,
     *,
-    crd_safety: CRDSafety,
     permissions: Permissions | None,
     path: UpgradePath | None = None,
 ) -> dict[str, Any]:
@@ -162,8 +174,9 @@ def plan_data(
     if path is not None:
         data["upgrade"] = path.to_dict()
     data["preflight"] = {
-        "crdUpgradeSafety": crd_safety.to_dict(),
+        "crdUpgradeSafety": plan.crd_safety.to_dict() if plan.crd_safety is not None else None,
         "permissions": permissions.to_dict() if permissions is not None else None,
+        "collisions": plan.collisions.to_dict() if plan.collisions is not None else None,
     }
     data["objects"] = plan.objects
     return data

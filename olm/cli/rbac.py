@@ -18,7 +18,7 @@ from olm.cli.commands import Command, Session
 from olm.cli.install import add_source_flags, catalog_selector
 from olm.cli.leastprivilege import installer_rbac
 from olm.cli.parsing import Subparsers, command_parser, output_flag
-from olm.cli.plan import CatalogReads, add_pull_flags, plan_install, pull_options
+from olm.cli.plan import CatalogReads, add_pull_flags, extension_object, plan_install, pull_options
 
 __all__ = ["COMMANDS", "add_commands"]
 
@@ -43,18 +43,17 @@ async def rbac(session: Session, args: argparse.Namespace) -> int:
     read: CatalogReads = {}
     objects: list[dict[str, Any]] = []
     for version in args.version or [None]:
-        plan = await plan_install(
-            session,
-            package=args.package,
+        wanted = extension_object(
+            extension,
+            args.package,
             namespace=args.namespace,
+            service_account=args.service_account,
             version=version,
             channels=args.channel or (),
-            catalog_selector=selector,
+            selector=selector,
             config=config,
-            extension_name=extension,
-            pull=pull,
-            read=read,
         )
+        plan = await plan_install(session, wanted, pull=pull, read=read, preflights=False)
         objects += plan.objects
     manifests = installer_rbac(
         objects, extension_name=extension, namespace=args.namespace, service_account=args.service_account

@@ -17,7 +17,7 @@ import orjson
 
 from olm import fbc, semver
 from olm.api import conditions as api
-from olm.operator_controller.catalogs import PackageContent
+from olm.pipeline.catalogs import PackageContent
 from olm_runtime import conditions
 
 __all__ = [

@@ -24,7 +24,7 @@ from enum import StrEnum
 
 from olm import semver
 from olm.cli.summary import deprecations
-from olm.operator_controller.catalogs import PackageContent
+from olm.pipeline.catalogs import PackageContent
 
 __all__ = [
     "Edge",

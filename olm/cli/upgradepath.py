@@ -18,8 +18,8 @@ from typing import Any
 
 from olm import semver
 from olm.cli import upgradegraph
-from olm.operator_controller.catalogs import PackageContent
-from olm.operator_controller.resolve import Installed, successor_edge
+from olm.pipeline.catalogs import PackageContent
+from olm.pipeline.resolve import Installed, successor_edge
 
 __all__ = ["Step", "UpgradePath", "Verdict", "upgrade_path"]
 

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from olm import oci, process, processflags, pullconfig, testing_seams
 from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
-from olm.operator_controller import clusterextension, clusterobjectset, metrics, resolve
-from olm.operator_controller.catalogs import CatalogClient
-from olm.operator_controller.catalogs import ClientOptions as CatalogClientOptions
+from olm.operator_controller import clusterextension, clusterobjectset, metrics
+from olm.pipeline import resolve
+from olm.pipeline.catalogs import CatalogClient
+from olm.pipeline.catalogs import ClientOptions as CatalogClientOptions
 from olm_runtime import logging
 from olm_runtime.manager import Manager
 

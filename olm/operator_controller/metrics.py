@@ -29,8 +29,8 @@ from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from olm.api import conditions as api
-from olm.operator_controller.applier.revisions import RevisionStates
-from olm.operator_controller.catalogs import Statistics
+from olm.api.revisions import RevisionStates
+from olm.pipeline.catalogs import Statistics
 from olm_runtime import conditions
 from olm_runtime.controller.steps import Ran
 from olm_runtime.metrics import REGISTRY, ConditionGauge

@@ -6,7 +6,7 @@ import orjson
 
 from hack.images import realdata
 from olm import fbc
-from olm.operator_controller.catalogs import PackageContent, parse_lines
+from olm.pipeline.catalogs import PackageContent, parse_lines
 
 GROKSPAWN = realdata.REALDATA / "catalogs" / "upstream-example-deprecations-grokspawn" / "deprecations.yaml"
 

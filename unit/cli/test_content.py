@@ -9,7 +9,7 @@ import pytest
 from aiohttp import web
 
 from olm.cli.content import ContentSource, proxy_path, read_catalog
-from olm.operator_controller.catalogs import CatalogNotServing, CatalogRef, CatalogUnreachable
+from olm.pipeline.catalogs import CatalogNotServing, CatalogRef, CatalogUnreachable
 from olm_runtime.client import errors
 from olm_runtime.testing.process import free_ports
 from unit.cli.catalog_data import BODY

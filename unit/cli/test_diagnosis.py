@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 from olm.api.extensionspec import CatalogSource
+from olm.api.revisions import Revision
 from olm.cli import diagnosis
 from olm.cli.diagnosis import Diagnosis, Health
-from olm.operator_controller import resolve
-from olm.operator_controller.applier.revisions import Revision
-from olm.operator_controller.catalogs.gathering import NOT_SERVING, Skipped
 from olm.operator_controller.clusterobjectset.rollout import collision_message, probe_message
-from olm.operator_controller.preflight import permissions
-from unit.operator_controller.resolve.catalogs import chain, content
+from olm.pipeline import resolve
+from olm.pipeline.catalogs.gathering import NOT_SERVING, Skipped
+from olm.pipeline.preflight import permissions
+from unit.pipeline.resolve.catalogs import chain, content
 
 SA_MISSING = (
     'service account "installer" not found in namespace "green": unable to authenticate with the '

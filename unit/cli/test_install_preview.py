@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from olm.cli import preview
-from olm.cli.checks import CRDSafety, Permissions
 from olm.cli.commands import CommandFailed
-from olm.cli.install import blockers, extension_object, label_selector
-from olm.cli.plan import Plan, catalog_filter, install_mode
-from olm.operator_controller.catalogs import PackageContent
-from olm.operator_controller.resolve import Deprecation, ResolvedBundle
+from olm.cli.install import blockers, label_selector
+from olm.cli.plan import check_catalog_fields, extension_object
+from olm.pipeline.catalogs import PackageContent
+from olm.pipeline.plan import Plan, install_mode
+from olm.pipeline.preflight.verdicts import Collisions, CRDSafety, Permissions
+from olm.pipeline.resolve import Deprecation, ResolvedBundle
 
 OBJECTS: list[dict[str, Any]] = [
     {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "green", "namespace": "ns"}},
@@ -27,7 +28,13 @@ OBJECTS: list[dict[str, Any]] = [
 ]
 
 
-def _plan(mode: str = "AllNamespaces", watch: str | None = None) -> Plan:
+def _plan(
+    mode: str = "AllNamespaces",
+    watch: str | None = None,
+    *,
+    crd_safety: CRDSafety | None = None,
+    collisions: Collisions | None = None,
+) -> Plan:
     return Plan(
         bundle=ResolvedBundle(
             package="green", name="green.v1.0.0", version="1.0.0", image="r.example/g:v1", catalog="demo"
@@ -39,6 +46,9 @@ def _plan(mode: str = "AllNamespaces", watch: str | None = None) -> Plan:
         objects=OBJECTS,
         image="r.example/g@sha256:00",
         package_content=PackageContent(name="green"),
+        crd_safety=crd_safety,
+        permissions=None,
+        collisions=collisions,
     )
 
 
@@ -85,7 +95,7 @@ def test_catalog_selector_is_key_equals_value() -> None:
 
 def test_an_invalid_version_range_fails_before_any_catalog_is_read() -> None:
     with pytest.raises(CommandFailed, match=re.escape('invalid version range ">=1.0 <<"')):
-        catalog_filter("green", version=">=1.0 <<")
+        check_catalog_fields({"packageName": "green", "version": ">=1.0 <<"})
 
 
 def test_install_mode_follows_the_watched_namespace() -> None:
@@ -96,26 +106,29 @@ def test_install_mode_follows_the_watched_namespace() -> None:
 
 
 def test_nothing_blocks_a_clean_preview() -> None:
-    assert blockers(CRDSafety(new=("a.b",)), Permissions(namespace="ns", service_account="sa")) == []
+    clean = blockers(CRDSafety(new=("a.b",)), Permissions(namespace="ns", service_account="sa"), Collisions())
+    assert clean == []
 
 
 def test_each_failed_preflight_blocks_with_a_phrase() -> None:
     found = blockers(
         CRDSafety(existing=("a.b",), problems=("validating upgrade for CRD ...",)),
         Permissions(namespace="ns", service_account="sa", missing=("line one", "line two")),
+        Collisions(conflicts=("CustomResourceDefinition a.b is controlled by ClusterObjectSet other-1",)),
     )
     assert found == [
         "CRD upgrade safety fails for 1 CRD(s)",
         "ServiceAccount ns/sa lacks 2 permission(s) (see `olmctl rbac`)",
+        "1 object(s) are controlled by another owner: "
+        "CustomResourceDefinition a.b is controlled by ClusterObjectSet other-1",
     ]
-    missing = blockers(CRDSafety(), Permissions(namespace="ns", service_account="sa", exists=False))
+    missing = blockers(CRDSafety(), Permissions(namespace="ns", service_account="sa", exists=False), None)
     assert missing == ["ServiceAccount ns/sa does not exist (create it, or pass --create-service-account)"]
 
 
 def test_the_preview_text_lists_objects_and_verdicts() -> None:
     text = preview.plan_text(
-        _plan(),
-        crd_safety=CRDSafety(new=("a.b",)),
+        _plan(crd_safety=CRDSafety(new=("a.b",)), collisions=Collisions()),
         permissions=Permissions(namespace="ns", service_account="sa"),
     )
     assert "Install mode: AllNamespaces (watches all namespaces)" in text
@@ -126,12 +139,16 @@ def test_the_preview_text_lists_objects_and_verdicts() -> None:
     assert ["CustomResourceDefinition", "a.b"] in rows
     assert "CRD upgrade safety: safe (1 new CRD(s))" in text
     assert "Permissions:        ServiceAccount ns/sa may manage every object (preflight passed)" in text
+    assert "Collisions:         none (no object is controlled by another owner)" in text
 
 
 def test_missing_permissions_are_listed_one_per_line() -> None:
     text = preview.plan_text(
-        _plan("SingleNamespace", "other"),
-        crd_safety=CRDSafety(not_checked="cannot read CustomResourceDefinitions: forbidden"),
+        _plan(
+            "SingleNamespace",
+            "other",
+            crd_safety=CRDSafety(not_checked="cannot read CustomResourceDefinitions: forbidden"),
+        ),
         permissions=Permissions(namespace="ns", service_account="sa", missing=('Namespace:"" X',)),
     )
     assert "SingleNamespace (watches namespace other)" in text
@@ -140,7 +157,7 @@ def test_missing_permissions_are_listed_one_per_line() -> None:
 
 
 def test_the_preview_data_holds_the_objects_in_full() -> None:
-    data = preview.plan_data(_plan(), crd_safety=CRDSafety(), permissions=None)
+    data = preview.plan_data(_plan(crd_safety=CRDSafety()), permissions=None)
     assert data["objects"] == OBJECTS
     assert data["installMode"] == "AllNamespaces"
     assert data["bundle"]["image"] == "r.example/g@sha256:00"
@@ -168,3 +185,15 @@ def test_an_extension_row_shows_version_channels_and_health() -> None:
         "NAME    PACKAGE      VERSION   CHANNELS   NAMESPACE   INSTALLED          PROGRESSING",
         "green   kube-green   0.7.0     alpha      ns          True (Succeeded)   True (Retrying)",
     ]
+
+
+def test_collisions_name_each_object_and_its_controller() -> None:
+    conflict = "CustomResourceDefinition a.b is controlled by ClusterObjectSet other-1 of ClusterExtension x"
+    collisions = Collisions(conflicts=(conflict,))
+    text = preview.plan_text(_plan(collisions=collisions), permissions=None)
+    assert (f"Collisions: COLLISION: the rollout would wait on 1 object(s):\n    {conflict}") in text
+    assert preview.plan_data(_plan(collisions=collisions), permissions=None)["preflight"]["collisions"] == {
+        "ok": False,
+        "conflicts": list(collisions.conflicts),
+        "notChecked": None,
+    }

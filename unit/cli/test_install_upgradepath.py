@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from olm.cli.upgradepath import Verdict, upgrade_path
-from olm.operator_controller.catalogs import PackageContent, parse_lines
-from olm.operator_controller.resolve import Installed
+from olm.pipeline.catalogs import PackageContent, parse_lines
+from olm.pipeline.resolve import Installed
 
 PACKAGE = "demo"
 

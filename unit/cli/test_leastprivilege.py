@@ -13,10 +13,10 @@ import pytest
 
 from olm.cli import main
 from olm.cli.leastprivilege import installer_rbac, role_name
-from olm.operator_controller.preflight import permissions
-from olm.operator_controller.render import CertManagerProvider, manifests_for
-from olm.operator_controller.unpack.clusterserviceversion import ALL_NAMESPACES, OWN_NAMESPACE
-from unit.operator_controller import realdata
+from olm.pipeline.preflight import permissions
+from olm.pipeline.render import CertManagerProvider, manifests_for
+from olm.registryv1.clusterserviceversion import ALL_NAMESPACES, OWN_NAMESPACE
+from unit import realdata
 
 INSTALL_NAMESPACE = "installed-here"
 WATCHED_NAMESPACE = "watched-there"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from olm.api.revisions import Revision
 from olm.cli import explain
 from olm.cli.diagnosis import diagnose
-from olm.operator_controller.applier.revisions import Revision
 from olm.operator_controller.clusterobjectset.rollout import probe_message
 
 NOW = datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.UTC)

@@ -6,7 +6,7 @@ import pytest
 
 from olm.cli.content import parse_catalog
 from olm.cli.summary import catalog_row, matches, summarize, versions_of
-from olm.operator_controller.catalogs import MalformedCatalog
+from olm.pipeline.catalogs import MalformedCatalog
 from unit.cli.catalog_data import BODY
 
 

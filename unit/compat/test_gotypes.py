@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from olm.compat import gojson, gotypes, k8stypes, quantity
-from olm.operator_controller.render import object_name, unique_name
-from unit.operator_controller import realdata
+from olm.pipeline.render import object_name, unique_name
+from unit import realdata
 
 
 @pytest.mark.parametrize(

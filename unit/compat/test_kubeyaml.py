@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from olm.compat import kubeyaml
-from unit.operator_controller import realdata
+from unit import realdata
 
 
 @pytest.mark.parametrize(

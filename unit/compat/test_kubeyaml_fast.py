@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from olm.compat import kubeyaml
-from unit.operator_controller import realdata
+from unit import realdata
 
 
 class General(kubeyaml.KubernetesLoader):

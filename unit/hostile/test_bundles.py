@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from hack.fuzz.registryv1 import ANNOTATIONS, CRD, CSV, LIST, PROPERTIES
-from olm.operator_controller import unpack
+from olm import registryv1
 
 BASE = {"metadata/annotations.yaml": ANNOTATIONS, "manifests/csv.yaml": CSV}
 CSV_METADATA = (
@@ -197,13 +197,13 @@ CASES = len(REFUSED) + len(ACCEPTED)
 
 @pytest.mark.parametrize(("files", "message"), [pytest.param(f, m, id=i) for i, f, m in REFUSED])
 def test_refused(files: dict[str, bytes], message: str) -> None:
-    with pytest.raises(unpack.BundleError) as caught:
-        unpack.parse_bundle(files)
+    with pytest.raises(registryv1.BundleError) as caught:
+        registryv1.parse_bundle(files)
     assert message in str(caught.value)
 
 
 @pytest.mark.parametrize(("files", "counts"), [pytest.param(f, c, id=i) for i, f, c in ACCEPTED])
 def test_accepted(files: dict[str, bytes], counts: tuple[int, int]) -> None:
-    bundle = unpack.parse_bundle(files)
+    bundle = registryv1.parse_bundle(files)
     assert (len(bundle.crds), len(bundle.others)) == counts
     assert bundle.csv.name == "p.v1.0.0"

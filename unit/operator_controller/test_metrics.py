@@ -17,10 +17,11 @@ from prometheus_client import CollectorRegistry, Histogram
 
 from olm import fbc
 from olm.catalogd.storage import Storage
-from olm.operator_controller import catalogs, metrics
+from olm.operator_controller import metrics
+from olm.pipeline import catalogs
 from olm_runtime.controller.steps import Ran
 from olm_runtime.metrics import REGISTRY
-from unit.operator_controller.catalogs.serving import Running, serving
+from unit.pipeline.catalogs.serving import Running, serving
 
 CREATED = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.UTC)
 DIGEST = "sha256:" + "1" * 64

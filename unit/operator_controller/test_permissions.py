@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from olm.operator_controller import preflight
-from olm.operator_controller.preflight import permissions
-from olm.operator_controller.preflight.permissions import MissingPermissionsError, Requirement, requirements
-from olm.operator_controller.render import CertManagerProvider, manifests_for
-from unit.operator_controller import realdata
+from olm.pipeline import preflight
+from olm.pipeline.preflight import permissions
+from olm.pipeline.preflight.permissions import MissingPermissionsError, Requirement, requirements
+from olm.pipeline.render import CertManagerProvider, manifests_for
+from unit import realdata
 
 RBAC = "rbac.authorization.k8s.io"
 KNOWN = {

@@ -54,8 +54,8 @@ from olm import fbc, semver
 from olm.api import names
 from olm.api.extensionspec import CatalogSource
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
-from olm.operator_controller.catalogs import CatalogClient, CatalogRef, ClientOptions
-from olm.operator_controller.resolve import CatalogContent, resolve
+from olm.pipeline.catalogs import CatalogClient, CatalogRef, ClientOptions
+from olm.pipeline.resolve import CatalogContent, resolve
 from olm_runtime.client import Client, errors, kinds, load_config
 from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions

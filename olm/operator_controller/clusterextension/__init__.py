@@ -19,12 +19,12 @@ import asyncio
 
 from olm import oci
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
-from olm.operator_controller.catalogs import CatalogClient
-from olm.operator_controller.catalogs.watcher import CatalogWatcher
+from olm.operator_controller.clusterextension.catalogwatcher import CatalogWatcher
 from olm.operator_controller.clusterextension.options import Options
 from olm.operator_controller.clusterextension.reconciler import CONTROLLER_NAME, Reconciler
 from olm.operator_controller.clusterextension.removal import FINALIZERS
-from olm.operator_controller.unpack.unpacker import BundleUnpacker
+from olm.pipeline.catalogs import CatalogClient
+from olm.pipeline.unpack import BundleUnpacker
 from olm_runtime import controller
 from olm_runtime.client import kinds
 from olm_runtime.controller import event, source

@@ -12,13 +12,13 @@ from __future__ import annotations
 from olm.api.extensionspec import ExtensionSpec
 from olm.api.kinds import CLUSTER_EXTENSION
 from olm.operator_controller import metrics
-from olm.operator_controller.catalogs import CatalogClient
 from olm.operator_controller.clusterextension import removal, status
 from olm.operator_controller.clusterextension.options import Options
 from olm.operator_controller.clusterextension.removal import Removal
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.steps import Pipeline
-from olm.operator_controller.unpack.unpacker import BundleUnpacker
+from olm.pipeline.catalogs import CatalogClient
+from olm.pipeline.unpack import BundleUnpacker
 from olm_runtime import cache, controller, events, finalizers, tracing
 from olm_runtime.client import Client, errors
 from olm_runtime.controller import Steps

@@ -7,6 +7,7 @@ import contextlib
 from typing import Any
 
 from olm.api import names
+from olm.api import revisions as api_revisions
 from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.clusterextension.state import Context
@@ -40,9 +41,11 @@ class Removal:
         listed = (
             []
             if too_long
-            else await context.reader.list(CLUSTER_OBJECT_SET, label_selector=revisions.owner_selector(name))
+            else await context.reader.list(
+                CLUSTER_OBJECT_SET, label_selector=api_revisions.owner_selector(name)
+            )
         )
-        owned = revisions.states(listed, extension["metadata"]["uid"]).all
+        owned = api_revisions.states(listed, extension["metadata"]["uid"]).all
         if owned:
             for revision in owned:
                 if not (revision.object.get("metadata") or {}).get("deletionTimestamp"):

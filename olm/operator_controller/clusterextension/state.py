@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.extensionspec import ExtensionSpec
+from olm.api.revisions import RevisionStates
 from olm.operator_controller.applier import PackedRevision
-from olm.operator_controller.applier.revisions import RevisionStates
-from olm.operator_controller.catalogs import CatalogClient
 from olm.operator_controller.clusterextension.memo import RenderMemo
 from olm.operator_controller.clusterextension.options import Options
 from olm.operator_controller.clusterextension.status import Failure
-from olm.operator_controller.resolve import Deprecation, ResolvedBundle
-from olm.operator_controller.unpack import RegistryV1
-from olm.operator_controller.unpack.unpacker import BundleUnpacker
+from olm.pipeline.catalogs import CatalogClient
+from olm.pipeline.resolve import Deprecation, ResolvedBundle
+from olm.pipeline.unpack import BundleUnpacker
+from olm.registryv1 import RegistryV1
 from olm_runtime import cache, events
 from olm_runtime.client import Client
 

@@ -24,8 +24,8 @@ from typing import Any
 
 from olm.api import conditions as api
 from olm.api.kinds import CLUSTER_EXTENSION
-from olm.operator_controller.applier.revisions import RevisionStates
-from olm.operator_controller.resolve import Deprecation
+from olm.api.revisions import RevisionStates
+from olm.pipeline.resolve import Deprecation
 from olm_runtime import conditions, events
 from olm_runtime.client import Client, errors
 

@@ -8,33 +8,28 @@ them in the order they run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
-from typing import Any
 
 import structlog
 
-from olm import oci
 from olm.api import conditions as api
 from olm.api import names
+from olm.api import revisions as api_revisions
 from olm.api.extensionspec import CRDUpgradeSafetyEnforcement
-from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
+from olm.api.revisions import Revision, RevisionStates
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
-from olm.operator_controller.applier.revisions import Revision, RevisionStates
-from olm.operator_controller.catalogs.gathering import gather
 from olm.operator_controller.clusterextension.memo import render_key
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.status import Failure
-from olm.operator_controller.preflight import crdupgradesafety, permissions
-from olm.operator_controller.render import (
-    CertManagerProvider,
-    InvalidConfigurationError,
-    RenderError,
-    manifests_for,
-)
-from olm.operator_controller.resolve import Installed, ResolutionError, ResolvedBundle, resolve
-from olm.operator_controller.unpack.unpacker import UnpackError, pinned
+from olm.pipeline import plan
+from olm.pipeline.preflight import verdicts
+from olm.pipeline.render import CertManagerProvider
+from olm.pipeline.resolve import Installed, ResolvedBundle
+from olm.pipeline.unpack import pinned
 from olm_runtime import events, tracing
 from olm_runtime.client import errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next
@@ -69,8 +64,7 @@ def _identity_annotations(state: State) -> dict[str, str]:
 
 def _for_bundle(state: State, message: str) -> str:
     assert state.bundle is not None
-    bundle = state.bundle
-    return f'error for resolved bundle "{bundle.name}" with version "{bundle.version}": {message}'
+    return plan.for_bundle(state.bundle, message)
 
 
 class Pipeline:
@@ -79,18 +73,25 @@ class Pipeline:
     def __init__(self, context: Context) -> None:
         self.client = context.client
         self.reader = context.reader
-        self.catalog_client = context.catalog_client
-        self.unpacker = context.unpacker
         self.recorder = context.recorder
         self.options = context.options
         self.memory = context.memory
-        self.certificate_provider = CertManagerProvider()
+        self.sources = plan.Sources(
+            cluster_catalogs=functools.partial(context.reader.list, CLUSTER_CATALOG),
+            read_package=context.catalog_client.get_package,
+            unpacker=context.unpacker,
+            client=context.client,
+            certificates=CertManagerProvider(),
+        )
 
     def _fail(self, state: State, reason: str, message: str, *, retry: bool = True) -> Next:
         state.failure = Failure(reason=reason, message=message)
         if retry:
             state.requeue_after = self.options.retry_interval
         return STOP
+
+    def _refused(self, state: State, refused: plan.Refused) -> Next:
+        return self._fail(state, refused.reason, refused.message, retry=refused.retry)
 
     async def check_name(self, state: State) -> Next:
         name = state.extension["metadata"]["name"]
@@ -109,8 +110,8 @@ class Pipeline:
         """Read the revisions; prune archived ones beyond the retention limit; once per process and
         extension, sweep Secrets a crash left behind."""
         name = state.extension["metadata"]["name"]
-        listed = await self.reader.list(CLUSTER_OBJECT_SET, label_selector=revisions.owner_selector(name))
-        state.states = revisions.states(listed, state.extension["metadata"]["uid"])
+        listed = await self.reader.list(CLUSTER_OBJECT_SET, label_selector=api_revisions.owner_selector(name))
+        state.states = api_revisions.states(listed, state.extension["metadata"]["uid"])
         pruned = await revisions.prune_archived(self.client, state.states.all, self.options.retention_limit)
         if pruned:
             secrets = await revisions.delete_secrets(
@@ -151,46 +152,42 @@ class Pipeline:
         return CONTINUE
 
     async def resolve(self, state: State) -> Next:
-        """Gather the selected catalogs' content and pick the bundle.
+        """Gather the selected catalogs' content and pick the bundle (`plan.gather`, `plan.choose`).
 
         Always, even while a revision is rolling out: a stuck rollout never stops a move to a newer
         or different version. If no selected catalog can be read and something is installed, the
         installed bundle is used again, so spec changes (configuration, preflight) still apply
         while the catalog is away.
         """
-        source = state.spec.catalog
-        if source is None:  # the API's union rule makes this impossible; be explicit anyway
-            return self._fail(state, api.REASON_BLOCKED, "spec.source.catalog is required", retry=False)
-        with tracing.span("clusterextension/gather_catalogs"):
-            gathered = await gather(self.reader, self.catalog_client, source)
         installed = state.states.installed
         installed_bundle = installed.bundle if installed is not None else None
-        if not gathered.contents and installed_bundle is not None:
-            state.bundle = ResolvedBundle(
-                package=installed_bundle.package,
-                name=installed_bundle.name,
-                version=installed_bundle.version,
-                image=installed_bundle.image,
-                catalog="",
-            )
-            _log.info("no catalog available; reconciling the installed bundle", skipped=gathered.skipped)
-            return CONTINUE
+        request = plan.Request(
+            extension=state.extension["metadata"]["name"],
+            spec=state.spec,
+            installed=Installed(name=installed_bundle.name, version=installed_bundle.version)
+            if installed_bundle is not None
+            else None,
+        )
         try:
-            resolution = resolve(
-                source,
-                Installed(name=installed_bundle.name, version=installed_bundle.version)
-                if installed_bundle is not None
-                else None,
-                gathered.contents,
-                skipped=gathered.skipped,
-                not_selected=gathered.not_selected,
-            )
-        except ResolutionError as err:
-            # The message says catalog by catalog why nothing was found, and what to change.
-            return self._fail(state, api.REASON_RETRYING, str(err))
+            with tracing.span("clusterextension/gather_catalogs"):
+                gathered = await plan.gather(self.sources, state.spec)
+            if not gathered.contents and installed_bundle is not None:
+                state.bundle = ResolvedBundle(
+                    package=installed_bundle.package,
+                    name=installed_bundle.name,
+                    version=installed_bundle.version,
+                    image=installed_bundle.image,
+                    catalog="",
+                )
+                _log.info("no catalog available; reconciling the installed bundle", skipped=gathered.skipped)
+                return CONTINUE
+            resolution = plan.choose(request, gathered)
+        except plan.Refused as refused:
+            # A resolution failure says catalog by catalog why nothing was found, and what to change.
+            return self._refused(state, refused)
         state.bundle = resolution.bundle
         state.deprecation = resolution.deprecation
-        name = state.extension["metadata"]["name"]
+        name = request.extension
         installed_name = installed_bundle.name if installed_bundle is not None else None
         if self.memory.newly_resolved(name, resolution.bundle.name, installed_name):
             self.recorder.event(
@@ -220,35 +217,27 @@ class Pipeline:
         return STOP
 
     async def unpack(self, state: State) -> Next:
-        """Pull the bundle (cached by digest) and read it as registry+v1."""
+        """Pull the bundle (cached by digest) and read it as registry+v1 (`plan.fetch`)."""
         assert state.bundle is not None
+        request = plan.Request(extension=state.extension["metadata"]["name"], spec=state.spec)
         try:
-            unpacked = await self.unpacker.unpack(state.extension["metadata"]["name"], state.bundle.image)
-        except UnpackError as err:
-            return self._fail(state, api.REASON_BLOCKED, _for_bundle(state, str(err)), retry=False)
-        except oci.RegistryError as err:
-            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, f"pulling bundle image: {err}"))
+            unpacked = await plan.fetch(self.sources.unpacker, request, state.bundle)
+        except plan.Refused as refused:
+            return self._refused(state, refused)
         state.image = unpacked.image
         state.registry_v1 = unpacked.bundle
         return CONTINUE
 
     async def render(self, state: State) -> Next:
-        """Render the bundle for the spec's namespace and configuration."""
+        """Render the bundle for the spec's namespace and configuration (`plan.render`)."""
+        assert state.bundle is not None
         assert state.registry_v1 is not None
         try:
-            state.objects = manifests_for(
-                state.registry_v1,
-                state.spec.namespace,
-                state.spec.config,
-                certificate_provider=self.certificate_provider,
+            state.objects = plan.render(
+                state.spec, state.bundle, state.registry_v1, self.sources.certificates
             )
-        except InvalidConfigurationError as err:
-            message = f"invalid ClusterExtension configuration: {err}"
-            return self._fail(
-                state, api.REASON_INVALID_CONFIGURATION, _for_bundle(state, message), retry=False
-            )
-        except RenderError as err:
-            return self._fail(state, api.REASON_BLOCKED, _for_bundle(state, str(err)), retry=False)
+        except plan.Refused as refused:
+            return self._refused(state, refused)
         return CONTINUE
 
     async def pack(self, state: State) -> Next:
@@ -297,18 +286,10 @@ class Pipeline:
         if state.spec.crd_upgrade_safety is CRDUpgradeSafetyEnforcement.NONE:
             metrics.preflight_ran(check, metrics.PreflightResult.SKIPPED)
             return CONTINUE
-        existing: dict[str, dict[str, Any]] = {}
-        for obj in state.objects:
-            if obj.get("kind") != "CustomResourceDefinition":
-                continue
-            crd_name = obj["metadata"]["name"]
-            with contextlib.suppress(errors.NotFound):
-                existing[crd_name] = await self.client.get(kinds.CUSTOM_RESOURCE_DEFINITION, crd_name)
-        try:
-            crdupgradesafety.check(state.objects, existing)
-        except crdupgradesafety.CRDUpgradeSafetyError as err:
+        verdict = await verdicts.check_crd_safety(self.client, state.objects)
+        if not verdict.safe:
             metrics.preflight_ran(check, metrics.PreflightResult.FAILED)
-            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, str(err)))
+            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, verdict.message))
         metrics.preflight_ran(check, metrics.PreflightResult.PASSED)
         return CONTINUE
 
@@ -316,20 +297,19 @@ class Pipeline:
         """The ServiceAccount may do everything the new revision needs, or every missing permission
         is reported and nothing is created."""
         check = metrics.PreflightCheck.PERMISSIONS
-        try:
-            missing = await permissions.missing_permissions(
-                self.client,
-                namespace=state.spec.namespace,
-                service_account=state.spec.service_account,
-                objects=state.objects,
-            )
-        except permissions.PermissionCheckError as err:
+        verdict = await verdicts.check_permissions(
+            self.client,
+            namespace=state.spec.namespace,
+            service_account=state.spec.service_account,
+            objects=state.objects,
+            account_known=True,  # `check_service_account` saw it
+        )
+        if verdict.not_checked is not None:
             metrics.preflight_ran(check, metrics.PreflightResult.ERROR)
-            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, str(err)))
-        if missing:
+            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, verdict.message))
+        if not verdict.ok:
             metrics.preflight_ran(check, metrics.PreflightResult.FAILED)
-            message = str(permissions.MissingPermissionsError(missing))
-            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, message))
+            return self._fail(state, api.REASON_RETRYING, _for_bundle(state, verdict.message))
         metrics.preflight_ran(check, metrics.PreflightResult.PASSED)
         return CONTINUE
 

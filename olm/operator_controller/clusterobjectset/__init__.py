@@ -9,9 +9,9 @@ one succeeded, and restores managed objects that drift. An `Archived` (or delete
 the objects no newer revision took over and lets go of the others.
 
 Modules, in pipeline order: `sources` (inline and Secret-referenced objects, digests), `identity`,
-`ownership` (collisions and hand-over), `rollout` (apply + probe per phase), `probes`, `teardown`,
-`status` (conditions), `access` and `watches` (drift informers, as the revision's identity),
-`reconciler` (the steps), `options`.
+`olm.api.ownership` (collisions and hand-over, shared with olmctl's preview), `rollout` (apply +
+probe per phase), `probes`, `teardown`, `status` (conditions), `access` and `watches` (drift
+informers, as the revision's identity), `reconciler` (the steps), `options`.
 
     from olm.operator_controller import clusterobjectset
     await clusterobjectset.setup_with_manager(manager, clusterobjectset.Options())

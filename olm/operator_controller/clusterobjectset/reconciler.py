@@ -24,9 +24,9 @@ from typing import Any
 import structlog
 
 from olm.api import conditions as api
-from olm.api import names
+from olm.api import names, ownership
 from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm.operator_controller.clusterobjectset import ownership, probes, status, teardown
+from olm.operator_controller.clusterobjectset import probes, status, teardown
 from olm.operator_controller.clusterobjectset.identity import Identity, MissingIdentity, identity_for
 from olm.operator_controller.clusterobjectset.options import Options
 from olm.operator_controller.clusterobjectset.rollout import Rollout

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from olm.operator_controller.clusterobjectset import ownership, probes
+from olm.api import ownership
+from olm.operator_controller.clusterobjectset import probes
 from olm.operator_controller.clusterobjectset.sources import ResolvedObject, ResolvedPhase
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, WatchUnavailable

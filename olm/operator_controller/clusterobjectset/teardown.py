@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from olm.operator_controller.clusterobjectset import ownership
+from olm.api import ownership
 from olm.operator_controller.clusterobjectset.sources import ResolvedPhase
 from olm_runtime import ownerrefs
 from olm_runtime.client import Client, NoKindMatch, PatchType, errors

@@ -37,9 +37,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from olm.api import names
+from olm.api import names, ownership
 from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm.operator_controller.clusterobjectset import access, ownership
+from olm.operator_controller.clusterobjectset import access
 from olm_runtime import cache, logging, ownerrefs
 from olm_runtime.client import Client, GroupVersionKind, ResourceInfo, errors
 from olm_runtime.controller import Request, event

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from olm.operator_controller import applier, render
-from unit.operator_controller import realdata
+from olm.operator_controller import applier
+from olm.pipeline import render
+from unit import realdata
 
 RENDERED_BEYOND_SUPPORTED = {
     "Deployment",

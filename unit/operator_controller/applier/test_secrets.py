@@ -14,8 +14,9 @@ import pytest
 
 from olm.api import names
 from olm.api.clusterobjectset import ClusterObjectSetSpec
-from olm.operator_controller import applier, render
-from unit.operator_controller import realdata
+from olm.operator_controller import applier
+from olm.pipeline import render
+from unit import realdata
 
 NS = "olmv1-system"
 

@@ -11,8 +11,8 @@ from olm.api.extensionspec import ExtensionSpec
 from olm.operator_controller import applier
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.clusterextension.memo import RenderKey, RenderMemo, render_key
-from olm.operator_controller.render import CertManagerProvider, manifests_for
-from unit.operator_controller import realdata
+from olm.pipeline.render import CertManagerProvider, manifests_for
+from unit import realdata
 
 IMAGE = "registry.test/bundles/argocd@sha256:" + "a" * 64
 OTHER_IMAGE = "registry.test/bundles/argocd@sha256:" + "b" * 64

@@ -6,9 +6,9 @@ from typing import Any
 
 from olm.api import conditions as api
 from olm.api import names
-from olm.operator_controller.applier.revisions import RevisionStates, states
+from olm.api.revisions import RevisionStates, states
 from olm.operator_controller.clusterextension import status
-from olm.operator_controller.resolve import Deprecation
+from olm.pipeline.resolve import Deprecation
 
 UID = "ext-uid"
 

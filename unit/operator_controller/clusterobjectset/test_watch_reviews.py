@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from olm.operator_controller.clusterobjectset.ownership import Revision
+from olm.api.ownership import Revision
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm_runtime.client import Client, GroupVersionKind, ResourceInfo, kinds
 from olm_runtime.client.gvk import GroupVersionResource

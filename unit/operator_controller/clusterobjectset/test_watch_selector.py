@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from olm.api import names
-from olm.operator_controller.clusterobjectset.ownership import Revision
+from olm.api.ownership import Revision
 from olm.operator_controller.clusterobjectset.watches import selector_for
 
 OWNED = {names.OWNER_KIND_LABEL: "ClusterExtension", names.OWNER_NAME_LABEL: "argocd"}

@@ -1,0 +1,238 @@
+"""One install or upgrade, planned: catalogs -> resolution -> bundle -> objects -> preflight verdicts.
+
+`plan(request, sources)` runs every stage in order for one ClusterExtension spec and returns a
+`Plan`: the bundle, the objects operator-controller would apply, and the verdict of each preflight
+(CRD upgrade safety, the ServiceAccount's permissions, collisions with objects another owner
+controls). olmctl's previews (`install`, `upgrade`, `rbac`) call it. operator-controller's
+ClusterExtension steps call the same stage functions one step at a time (`gather`, `choose`,
+`fetch`, `render`, then the verdicts of `preflight`), because each step reports its own status and
+a steady reconcile stops between them; the arguments each stage gets from the spec are computed
+here, once, for both.
+
+A stage that refuses raises `Refused`, whose `reason` and `message` are the ClusterExtension
+condition's, and `retry` says whether trying again can help (a registry that is down) or only a
+change can (a bundle that is not registry+v1). Catalogs that give no content for the package raise
+`NoCatalogContent`, which carries what was gathered, so each caller words it for its audience.
+Nothing here writes to the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from olm import oci
+from olm.api import conditions as api
+from olm.api.extensionspec import ExtensionSpec
+from olm.pipeline.catalogs import PackageContent
+from olm.pipeline.catalogs.gathering import Gathered, PackageReader, gather_from
+from olm.pipeline.preflight.verdicts import (
+    Collisions,
+    CRDSafety,
+    Permissions,
+    check_collisions,
+    check_crd_safety,
+    check_permissions,
+)
+from olm.pipeline.render import (
+    CertificateProvider,
+    InvalidConfigurationError,
+    RenderError,
+    manifests_for,
+    parse_config,
+)
+from olm.pipeline.resolve import Deprecation, Installed, Resolution, ResolutionError, ResolvedBundle, resolve
+from olm.pipeline.unpack import BundleUnpacker, Unpacked, UnpackError
+from olm.registryv1 import ALL_NAMESPACES, OWN_NAMESPACE, SINGLE_NAMESPACE, RegistryV1
+from olm_runtime.client import Client
+
+__all__ = [
+    "NoCatalogContent",
+    "Plan",
+    "Refused",
+    "Request",
+    "Sources",
+    "Unresolved",
+    "choose",
+    "fetch",
+    "for_bundle",
+    "gather",
+    "install_mode",
+    "plan",
+    "render",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """What one ClusterExtension asks of the pipeline."""
+
+    extension: str
+    """The ClusterExtension's name (the unpack cache and the revisions are kept under it)."""
+    spec: ExtensionSpec
+    """The spec as operator-controller reads it (`ExtensionSpec.of`)."""
+    installed: Installed | None = None
+    """The bundle installed now: an upgrade moves only along its successors."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sources:
+    """Where the stages read and check: each caller's way into the cluster and the registries."""
+
+    cluster_catalogs: Callable[[], Awaitable[Iterable[Mapping[str, Any]]]]
+    """The ClusterCatalogs (operator-controller: its cache; olmctl: the API server)."""
+    read_package: PackageReader
+    """One package of a catalog version (operator-controller: catalogd's in-cluster URL; olmctl:
+    the API server's service proxy)."""
+    unpacker: BundleUnpacker
+    client: Client
+    """What the preflights read and ask with: CRDs, SubjectAccessReviews, the objects to apply."""
+    certificates: CertificateProvider
+
+
+class Refused(Exception):
+    """A stage refused: `reason` and `message` are the ClusterExtension condition's."""
+
+    def __init__(self, reason: str, message: str, *, retry: bool) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.retry = retry
+
+
+class Unresolved(Refused):
+    """No bundle satisfies the spec (`choose`); the message says, catalog by catalog, why."""
+
+
+class NoCatalogContent(Refused):
+    """No selected catalog gave content for the package (`gathered` says what happened to each)."""
+
+    def __init__(self, package: str, gathered: Gathered) -> None:
+        super().__init__(api.REASON_RETRYING, f'package "{package}" not found in any catalog', retry=True)
+        self.package = package
+        self.gathered = gathered
+
+
+def for_bundle(bundle: ResolvedBundle, message: str) -> str:
+    """`message` about the resolved bundle, in operator-controller's wording."""
+    return f'error for resolved bundle "{bundle.name}" with version "{bundle.version}": {message}'
+
+
+def install_mode(watch_namespace: str | None, install_namespace: str) -> str:
+    """The install mode a validated `watchNamespace` implies (None or "" watches all namespaces)."""
+    if not watch_namespace:
+        return ALL_NAMESPACES
+    return OWN_NAMESPACE if watch_namespace == install_namespace else SINGLE_NAMESPACE
+
+
+async def gather(sources: Sources, spec: ExtensionSpec) -> Gathered:
+    """Stage 1: the catalogs the spec selects, and the package read from each."""
+    if spec.catalog is None:  # the API's union rule makes this impossible; be explicit anyway
+        raise Refused(api.REASON_BLOCKED, "spec.source.catalog is required", retry=False)
+    return await gather_from(await sources.cluster_catalogs(), sources.read_package, spec.catalog)
+
+
+def choose(request: Request, gathered: Gathered) -> Resolution:
+    """Stage 2: the bundle to install; the message of a failure says, catalog by catalog, why
+    nothing was found and what to change."""
+    assert request.spec.catalog is not None  # `gather` refused otherwise
+    try:
+        return resolve(
+            request.spec.catalog,
+            request.installed,
+            gathered.contents,
+            skipped=gathered.skipped,
+            not_selected=gathered.not_selected,
+        )
+    except ResolutionError as err:
+        raise Unresolved(api.REASON_RETRYING, str(err), retry=True) from None
+
+
+async def fetch(unpacker: BundleUnpacker, request: Request, bundle: ResolvedBundle) -> Unpacked:
+    """Stage 3: the bundle image pulled (cached by digest) and read as registry+v1."""
+    try:
+        return await unpacker.unpack(request.extension, bundle.image)
+    except UnpackError as err:
+        raise Refused(api.REASON_BLOCKED, for_bundle(bundle, str(err)), retry=False) from None
+    except oci.RegistryError as err:
+        message = for_bundle(bundle, f"pulling bundle image: {err}")
+        raise Refused(api.REASON_RETRYING, message, retry=True) from None
+
+
+def render(
+    spec: ExtensionSpec, bundle: ResolvedBundle, registry_v1: RegistryV1, certificates: CertificateProvider
+) -> list[dict[str, Any]]:
+    """Stage 4: the bundle's objects for the spec's namespace and `spec.config.inline`."""
+    try:
+        return manifests_for(registry_v1, spec.namespace, spec.config, certificate_provider=certificates)
+    except InvalidConfigurationError as err:
+        message = for_bundle(bundle, f"invalid ClusterExtension configuration: {err}")
+        raise Refused(api.REASON_INVALID_CONFIGURATION, message, retry=False) from None
+    except RenderError as err:
+        raise Refused(api.REASON_BLOCKED, for_bundle(bundle, str(err)), retry=False) from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """What operator-controller would do for one ClusterExtension spec, and whether it could."""
+
+    bundle: ResolvedBundle
+    """The chosen bundle: package, name, version, image (as the catalog names it) and catalog."""
+    deprecation: Deprecation
+    image: str
+    """The bundle image by digest, as pulled."""
+    package_content: PackageContent
+    """The package as the chosen catalog holds it (channels, bundles, deprecations)."""
+    install_namespace: str
+    watch_namespace: str | None
+    """`spec.config.inline.watchNamespace` as the renderer reads it (None: the bundle's default)."""
+    install_mode: str
+    """`AllNamespaces`, `OwnNamespace` or `SingleNamespace`: what `watch_namespace` implies."""
+    objects: list[dict[str, Any]]
+    """The rendered objects, exactly as operator-controller would apply them, in its order."""
+    crd_safety: CRDSafety | None
+    """None when the caller asked for no preflights (as for all three below)."""
+    permissions: Permissions | None
+    collisions: Collisions | None
+
+
+async def plan(
+    request: Request, sources: Sources, *, gathered: Gathered | None = None, preflights: bool = True
+) -> Plan:
+    """Every stage in order for `request` (`gathered`: catalogs the caller already gathered for
+    this spec; `preflights`: False when only the objects matter, as for `olmctl rbac`). Raises
+    `Refused` from the first stage that refuses; the preflights never refuse, their verdicts are in
+    the plan."""
+    spec = request.spec
+    if gathered is None:
+        gathered = await gather(sources, spec)
+    if not gathered.contents or all(c.content.empty for c in gathered.contents):
+        assert spec.catalog is not None
+        raise NoCatalogContent(spec.catalog.package_name, gathered)
+    resolution = choose(request, gathered)
+    bundle = resolution.bundle
+    unpacked = await fetch(sources.unpacker, request, bundle)
+    objects = render(spec, bundle, unpacked.bundle, sources.certificates)
+    watch = parse_config(unpacked.bundle.csv, spec.config, spec.namespace).watch_namespace
+    client = sources.client
+    crd_safety = permissions = collisions = None
+    if preflights:
+        crd_safety = await check_crd_safety(client, objects)
+        permissions = await check_permissions(
+            client, namespace=spec.namespace, service_account=spec.service_account, objects=objects
+        )
+        collisions = await check_collisions(client, extension=request.extension, objects=objects)
+    return Plan(
+        bundle=bundle,
+        deprecation=resolution.deprecation,
+        image=unpacked.image,
+        package_content=next(c.content for c in gathered.contents if c.name == bundle.catalog),
+        install_namespace=spec.namespace,
+        watch_namespace=watch,
+        install_mode=install_mode(watch, spec.namespace),
+        objects=objects,
+        crd_safety=crd_safety,
+        permissions=permissions,
+        collisions=collisions,
+    )

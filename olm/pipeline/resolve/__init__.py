@@ -1,0 +1,68 @@
+"""Choosing the bundle of a ClusterExtension: a pure function over the catalogs' content.
+
+`resolve(source, installed, catalogs, skipped=...)` takes `spec.source.catalog` (a
+`CatalogSource`), the installed bundle (or None) and, for each selected serving catalog, its name,
+priority and content for the package (`CatalogContent`, which the catalogs stage gathers). It
+returns a `Resolution`: the bundle (name, version, image, catalog) and the deprecation notices that
+apply to it.
+
+Rules, in order: channels (a bundle must be an entry of a requested channel) AND version range
+(Masterminds syntax) AND, when something is installed and the policy is `CatalogProvided`, an
+upgrade edge from the installed bundle (`replaces`, `skips` or `skipRange` of an entry in a
+considered channel) or the installed version itself. Within a catalog, non-deprecated bundles
+come first, then the highest version. Across catalogs, deprecated candidates drop out when a
+non-deprecated one exists and the highest `spec.priority` wins; a tie is an error. The chosen
+bundle must not declare dependencies (`olm.package.required`, `olm.gvk.required`,
+`olm.constraint`).
+
+Promises: deterministic (catalog order does not matter); the result always satisfies the range
+and channel filters and is a successor of (or equal to) the installed version unless
+`SelfCertified`; error messages start with upstream's wording so users and scripts recognise
+them, then say catalog by catalog why nothing was found and end with one `Advice` (a fixed
+sentence `advice_in` finds again in a condition message):
+
+    no bundles found for package "x" matching version "9.0.0"; catalogs: a (no version in range,
+    highest 1.2.0), b (package absent), c (not serving); 2 not selected by
+    spec.source.catalog.selector; change spec.source.catalog.version to include an available version
+"""
+
+from olm.pipeline.resolve._account import Advice, advice_in
+from olm.pipeline.resolve._errors import (
+    AmbiguousCatalogs,
+    InvalidVersionRange,
+    NoBundlesFound,
+    ResolutionError,
+    UnsupportedDependency,
+)
+from olm.pipeline.resolve._resolver import (
+    BUNDLE_PROPERTIES,
+    UNSUPPORTED_DEPENDENCY_PROPERTIES,
+    CatalogContent,
+    Deprecation,
+    Installed,
+    Resolution,
+    ResolvedBundle,
+    SuccessorEdge,
+    resolve,
+    successor_edge,
+)
+
+__all__ = [
+    "BUNDLE_PROPERTIES",
+    "UNSUPPORTED_DEPENDENCY_PROPERTIES",
+    "Advice",
+    "AmbiguousCatalogs",
+    "CatalogContent",
+    "Deprecation",
+    "Installed",
+    "InvalidVersionRange",
+    "NoBundlesFound",
+    "Resolution",
+    "ResolutionError",
+    "ResolvedBundle",
+    "SuccessorEdge",
+    "UnsupportedDependency",
+    "advice_in",
+    "resolve",
+    "successor_edge",
+]
