@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install bench-tracing cluster-binaries cluster-up cluster-down cluster-status image fuzz soak flake-hunt bench-upstream
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install bench-tracing bench-olmctl cluster-binaries cluster-up cluster-down cluster-status image fuzz soak flake-hunt bench-upstream
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -24,14 +24,21 @@ help:
 	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
 	@echo "make bench-install  operator-controller install and resolution times, memory, requests (figures)"
 	@echo "make bench-tracing  install time, CPU and memory of operator-controller with tracing off vs on (figures)"
+	@echo "make bench-olmctl   olmctl --help, search, list, status: wall and CPU time, now vs HEAD (figures)"
 	@echo "make bench-upstream ours against upstream OLM v1.11.0 side by side (needs OLMPY_UPSTREAM_BOXCUTTER; figures)"
 	@echo "make fuzz           coverage-guided fuzzing of the untrusted-input parsers (FUZZ_RUNS per target; not in make test)"
 	@echo "make soak           the fault drills (e2e/faults) at full size, printing their figures (not in make test)"
 	@echo "make flake-hunt DIR=e2e/x RUNS=10   one test directory in a loop, random order, CPU busy; failures counted"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
+# Which pinned binaries `deps` builds: `run`, what `make run` starts (control plane, real node,
+# CoreDNS, pause, cert-manager); `make test` asks for `test`, which adds the test-only tools
+# (otelcol, promtool), so every binary is built before its sessions start.
+BINARIES ?= run
+test: BINARIES = test
+
 deps:
-	hack/install-deps.sh
+	hack/install-deps.sh $(BINARIES)
 
 # A kind machine needs docker (or podman), kind and kubectl, not the local control plane's packages.
 ifeq ($(CLUSTER),kind)
@@ -55,14 +62,14 @@ RANDOM_ORDER_E2E := e2e/runtime
 SLOWEST := --durations=20
 test: deps
 	@failed=""; \
-	$(PYTEST) $(SLOWEST) -p randomly unit $(RANDOM_ORDER_E2E) || failed="$$failed unit+$(RANDOM_ORDER_E2E)"; \
+	$(PYTEST) $(SLOWEST) -p randomly unit hack/tests $(RANDOM_ORDER_E2E) || failed="$$failed unit+$(RANDOM_ORDER_E2E)"; \
 	$(PYTEST) $(SLOWEST) e2e --ignore=e2e/deployed --ignore=$(RANDOM_ORDER_E2E) || failed="$$failed e2e"; \
 	$(PYTEST) $(SLOWEST) e2e/deployed || failed="$$failed e2e/deployed"; \
 	if [ -n "$$failed" ]; then echo "make test: failed sessions:$$failed"; exit 1; fi; \
 	echo "make test: all sessions passed"
 
 unit: deps
-	$(PYTEST) unit
+	$(PYTEST) unit hack/tests
 
 e2e: deps
 	$(PYTEST) e2e --ignore=e2e/deployed
@@ -119,6 +126,11 @@ bench-install: deps
 bench-tracing: deps
 	$(UV_RUN) python -m hack.bench.install.tracing
 
+# BENCH_OLMCTL_ARGS: e.g. `--runs 15` or `--before none` (the comparison checks out HEAD in a git worktree).
+BENCH_OLMCTL_ARGS ?=
+bench-olmctl: deps
+	$(UV_RUN) python -m hack.bench.olmctl $(BENCH_OLMCTL_ARGS)
+
 # Upstream's Go build needs a checkout of boxcutter v0.14.0 named by OLMPY_UPSTREAM_BOXCUTTER (the
 # module proxy refuses that module); without it the run says "peer unavailable" and measures ours.
 BENCH_UPSTREAM_ARGS ?=
@@ -142,8 +154,9 @@ BUSY ?= 1
 flake-hunt: deps
 	$(UV_RUN) python -m hack.flakehunt $(DIR) --runs $(RUNS) --busy $(BUSY)
 
+# Every pinned binary (`python -m olm_runtime.testing binaries` builds only the control plane's).
 cluster-binaries:
-	$(UV_RUN) python -m hack.controlplane build
+	$(UV_RUN) python -m hack.controlplane build --set test
 
 cluster-up: deps
 	$(UV_RUN) python -m hack.controlplane up

@@ -1,4 +1,6 @@
-"""e2e tests run against the local control plane and registry that `hack/controlplane` builds."""
+"""e2e tests run against the local control plane and registry, with every binary OLM's tests use
+(the `test` set of `hack/controlplane/build.py`: the control plane, the real node's, cert-manager,
+otelcol, promtool)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def control_plane_binaries() -> Path:
-    """`$OLMPY_ASSETS` when set (binaries built elsewhere), else the pinned binaries, built on
-    first use (cached under ~/.cache/olm-py/bin)."""
+    """`$OLMPY_ASSETS` when set (binaries built elsewhere), else every pinned binary the tests use,
+    built on first use into the runtime's cache (`~/.cache/olm-runtime/bin`, shared with
+    `python -m olm_runtime.testing binaries`); `make test` builds them before the sessions start."""
     assets = os.environ.get("OLMPY_ASSETS")
-    return Path(assets) if assets else build.ensure_binaries()
+    return Path(assets) if assets else build.ensure_binaries("test")

@@ -10,20 +10,16 @@ the pictures show what users get. The e2e test of `package graph` uses `screensh
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from hack.images import realdata
-from olm import fbc
-from olm.cli import graphsvg, upgradegraph
-from olm.pipeline.catalogs import PackageContent, parse_lines
+from olm.cli.packages import graphsvg, upgradegraph
+from olm_testkit.chromium import screenshot, size_of
+from olm_testkit.images import realdata
 
 ROOT = Path(__file__).resolve().parents[1]
-CATALOG = realdata.REALDATA / realdata.COMMUNITY_CATALOG
+CATALOG = realdata.COMMUNITY_CATALOG_DIR
 CATALOG_NAME = "community-operators"
 IMAGES = ROOT / "docs" / "cli" / "images"
 SHOTS: tuple[tuple[str, str | None, str], ...] = (
@@ -31,62 +27,16 @@ SHOTS: tuple[tuple[str, str | None, str], ...] = (
     ("infinispan", None, "infinispan-operator.v2.4.10"),
 )
 """(package, channel or None for all channels, bundle to mark installed as `--extension` does)."""
-BROWSER_TIMEOUT = 60.0
-
-_SIZE = re.compile(r'<svg [^>]*width="(\d+)" height="(\d+)"')
-
-
-def read_package(directory: Path, package: str, catalog: str = CATALOG_NAME) -> PackageContent:
-    """One package of a catalog directory, parsed as catalogd serves it and the resolver reads it."""
-    blobs = [meta.blob for meta in fbc.iter_metas(directory / package)]
-    return parse_lines(catalog, package, blobs)
-
-
-def size_of(svg: str) -> tuple[int, int]:
-    found = _SIZE.search(svg)
-    if found is None:
-        raise ValueError("not an SVG document with a width and height")
-    return int(found[1]), int(found[2])
-
-
-def screenshot(svg_file: Path, png_file: Path, size: tuple[int, int], *, dump_dom: bool = False) -> str:
-    """Photograph `svg_file` at `size` into `png_file`; with `dump_dom`, return the DOM Chromium
-    rendered instead (Chromium does one or the other per run)."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        raise RuntimeError("chromium is not installed: apt-get install chromium fonts-dejavu-core")
-    with tempfile.TemporaryDirectory(prefix="graphshot-") as profile:
-        action = "--dump-dom" if dump_dom else f"--screenshot={png_file}"
-        result = subprocess.run(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--no-first-run",
-                "--hide-scrollbars",
-                "--force-device-scale-factor=1",
-                f"--user-data-dir={profile}",
-                f"--window-size={size[0]},{size[1]}",
-                action,
-                svg_file.resolve().as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=BROWSER_TIMEOUT,
-            check=False,
-        )
-    if result.returncode != 0:
-        raise RuntimeError(f"chromium failed on {svg_file}:\n{result.stderr[-4000:]}")
-    return result.stdout
 
 
 def main() -> int:
     IMAGES.mkdir(parents=True, exist_ok=True)
     for package, channel, installed in SHOTS:
         graph = upgradegraph.build(
-            read_package(CATALOG, package), CATALOG_NAME, channel=channel, installed=installed
+            realdata.read_package(CATALOG, package, CATALOG_NAME),
+            CATALOG_NAME,
+            channel=channel,
+            installed=installed,
         )
         svg = graphsvg.render(graph)
         with tempfile.TemporaryDirectory(prefix="graphshot-") as scratch:

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks to build, run and test this project: Debian packages (the
-# distribution registry), uv with the locked Python environment, and the pinned control-plane
-# binaries (built with Go). Safe to run again: each step is skipped when already satisfied.
+# distribution registry), uv with the locked Python environment, and the pinned binaries (built with
+# Go). Safe to run again: each step is skipped when already satisfied.
+#
+#   hack/install-deps.sh [run|test]   which binaries: `run` (the default), what `make run` starts;
+#                                     `test`, those and the test-only tools (otelcol, promtool)
 set -euo pipefail
+BINARY_SET="${1:-run}"
+case "$BINARY_SET" in
+  run|test) ;;
+  *) echo "usage: $0 [run|test]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 
 UV_VERSION=0.13.9
 # docker-registry: the local OCI registry. containerd, runc, containernetworking-plugins, iptables,
-# conntrack, iproute2: the real kubelet node (olm_runtime.testing.node). mmdebstrap, python3-pip-whl,
+# conntrack, iproute2: the real kubelet node (olm_testkit.node). mmdebstrap, python3-pip-whl,
 # buildah: the OLM image's base layer, its wheels, and the Containerfile build check (hack/image).
 # chromium, fonts-dejavu-core: e2e/docs renders the documentation site headless and checks the
 # pages are not blank; without a font installed, text renders as nothing.
@@ -38,4 +46,4 @@ if ! command -v uv >/dev/null || [ "$(uv --version | awk '{print $2}')" != "$UV_
 fi
 export UV_PYTHON_DOWNLOADS=never
 uv sync --frozen --quiet
-uv run --frozen python -m hack.controlplane build >/dev/null
+uv run --frozen python -m hack.controlplane build --set "$BINARY_SET" >/dev/null

@@ -37,8 +37,8 @@ import yaml
 
 from hack import demo
 from hack.controlplane import build
-from hack.deploy import kustomize
 from olm.api import names
+from olm_testkit.deploy import kustomize
 
 CLUSTER_NAME = "olm-py"
 CONTEXT = f"kind-{CLUSTER_NAME}"

@@ -35,22 +35,22 @@ from typing import Any
 from hack import demo
 from hack.controlplane import __main__ as controlplane
 from hack.controlplane import build
-from hack.crdgen import install as crds
-from hack.deploy import install as deploy
-from hack.image import build as image_build
-from hack.images import realdata
-from hack.images.registry import RegistryClient
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, errors, load_config
-from olm_runtime.testing import node as real_nodes
-from olm_runtime.testing import nodenet, process
-from olm_runtime.testing.certmanager import CertManager
+from olm_runtime.testing import process
 from olm_runtime.testing.controlplane import ControlPlane
-from olm_runtime.testing.node import NodeOptions, RealNode
-from olm_runtime.testing.nodenet import NodeNetwork
 from olm_runtime.testing.registry import Registry
+from olm_testkit import crds, nodenet
+from olm_testkit import node as real_nodes
+from olm_testkit.certmanager import CertManager
+from olm_testkit.deploy import install as deploy
+from olm_testkit.image import build as image_build
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.node import NodeOptions, RealNode
+from olm_testkit.nodenet import NodeNetwork
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_CATALOG = "demo"
@@ -248,7 +248,7 @@ async def _deploy(plane: ControlPlane, image: str) -> deploy.Deployed:
 
 
 def up(*, processes: bool = False) -> int:
-    binaries = build.ensure_binaries()
+    binaries = build.ensure_binaries("run")
     plane, registry, node = _start_cluster(binaries, processes=processes)
     asyncio.run(_prepare(plane.kubeconfig))
     cert_manager = CertManager(plane, controlplane.state_dir() / "cert-manager")
@@ -326,7 +326,7 @@ def down() -> int:
             process.stop(running[name])
     with contextlib.suppress(FileNotFoundError):
         _pids_file().unlink()
-    plane = controlplane.make_control_plane(build.binary_dir())
+    plane = controlplane.make_control_plane(build.binary_dir("run"))
     CertManager(plane, controlplane.state_dir() / "cert-manager").stop()
     network = nodenet.held_by(controlplane.state_dir())
     if network is not None:

@@ -2,7 +2,7 @@
 
     python -m hack.tracepic traces.jsonl docs/observability/images/install-trace.svg
 
-Reads the collector's file exporter output (OTLP JSON lines, as `olm_runtime.testing.collector`
+Reads the collector's file exporter output (OTLP JSON lines, as `olm_testkit.collector`
 configures it), picks the trace of one ClusterExtension install (the largest trace rooted at
 `reconcile clusterextension` that reached catalogd; `--trace` names another by ID) and draws each
 span as a bar on a shared time axis, children under their parent, coloured by the process that
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from olm_runtime.testing.collector import Span, parse_line
+from olm_testkit.collector import Span, parse_line
 
 ROW = 20
 LABEL_WIDTH = 430

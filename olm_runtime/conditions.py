@@ -25,6 +25,13 @@ def find(conditions: Sequence[Mapping[str, Any]], condition_type: str) -> Mappin
     return next((c for c in conditions if c.get("type") == condition_type), None)
 
 
+def of(obj: Mapping[str, Any] | None, condition_type: str) -> dict[str, Any]:
+    """A copy of the condition `condition_type` in `obj`'s `status.conditions`; `{}` when there is
+    none (or no object), so callers can read `.get("status")` without a check."""
+    found = find(((obj or {}).get("status") or {}).get("conditions") or (), condition_type)
+    return dict(found) if found is not None else {}
+
+
 def is_true(conditions: Sequence[Mapping[str, Any]], condition_type: str) -> bool:
     condition = find(conditions, condition_type)
     return condition is not None and condition.get("status") == "True"

@@ -8,7 +8,7 @@ import pytest
 
 from e2e.api.conftest import Objects, unique_name
 from e2e.api.objects import DELETE, cluster_extension, with_
-from e2e.api.versions import INVALID, TOO_LONG, VALID
+from olm_testkit.api.versions import INVALID, TOO_LONG, VALID
 
 pytestmark = pytest.mark.e2e
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from e2e.api.conftest import Objects, unique_name
-from e2e.api.spec_examples import EXAMPLES, Example
 from olm.api import models as api
+from olm_testkit.api.specexamples import EXAMPLES, Example
 
 pytestmark = pytest.mark.e2e
 

@@ -1,6 +1,6 @@
 """Fixtures of the catalogd e2e tests: the CRDs, catalog images, and catalogd as a real process.
 
-`hack.processes.CatalogdProcess` runs `python -m olm.catalogd.main` against the session's control
+`olm_testkit.processes.CatalogdProcess` runs `python -m olm.catalogd.main` against the session's control
 plane with its own storage directory, serving certificate and ports; its log is printed when a
 test fails. The
 `catalogd` fixture is one process per test module (leader election off, webhook on, a poll minute
@@ -13,8 +13,7 @@ import base64
 import contextlib
 import json
 import ssl
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,83 +23,30 @@ import orjson
 import pytest
 import yaml
 
-from hack.crdgen import install as crds
-from hack.images.layout import catalog_image
-from hack.images.registry import Reference as PushReference
-from hack.images.registry import RegistryClient as PushClient
-from hack.processes import CatalogdProcess, token_kubeconfig
 from olm import fbc
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG
-from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit.catalogs import cluster_catalog, wait_catalog, wait_serving
+from olm_testkit.images.registry import RegistryClient as PushClient
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess, token_kubeconfig
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture(autouse=True)
-def _show_catalogd_logs(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        for proc in getattr(request.node, "catalogd_processes", ()):
-            print(f"\n--- catalogd log ({proc.workdir}) ---\n{proc.log_tail(150)}")
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()  # type: ignore[attr-defined]
-    if report.when == "call":
-        item.rep_call = report  # type: ignore[attr-defined]
-
-
-# --- cluster and registry ----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
-    """An admin client for the module (the `admin_client` fixture is per test)."""
-    config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config, field_manager="e2e-catalogd") as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-async def catalog_crds(kube: Client) -> None:
-    """Install (or update) the CRDs from manifests/crds; wait until served."""
-    await crds.install(kube, field_manager="e2e-crds")
-
-
-@pytest.fixture(scope="module")
-def pusher(registry: Registry) -> PushClient:
-    return PushClient(host=registry.host, ca_file=registry.ca_file)
-
-
 @pytest.fixture(scope="module")
 async def catalogd(
-    control_plane: ControlPlane, catalog_crds: None, tmp_path_factory: pytest.TempPathFactory, kube: Client
+    control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory, kube: Client
 ) -> AsyncIterator[CatalogdProcess]:
     """One catalogd process for the module, with its mutating webhook registered."""
     process = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"))
     async with process.running():
         yield process
-
-
-@pytest.fixture(autouse=True)
-def _register_logs(request: pytest.FixtureRequest) -> None:
-    """Tests using `catalogd` show its log when they fail (others append their own processes)."""
-    procs = [request.getfixturevalue("catalogd")] if "catalogd" in request.fixturenames else []
-    if "replicas" in request.fixturenames:
-        procs += request.getfixturevalue("replicas")
-    request.node.catalogd_processes = procs
 
 
 async def service_account_kubeconfig(kube: Client, control_plane: ControlPlane, path: Path) -> Path:
@@ -150,31 +96,6 @@ def source_metas(directory: Path) -> list[Any]:
     return [orjson.loads(meta.blob) for meta in fbc.iter_metas(directory)]
 
 
-def push_catalog(pusher: PushClient, directory: Path, ref: str) -> str:
-    """Push `directory` as a catalog image at `ref` (host/repo:tag); return its digest reference."""
-    digest = pusher.push(catalog_image(directory), PushReference.parse(ref))
-    return f"{ref.rsplit(':', 1)[0]}@{digest}"
-
-
-def catalog_object(name: str, ref: str, *, poll_minutes: int | None = None, **spec: Any) -> dict[str, Any]:
-    image: dict[str, Any] = {"ref": ref}
-    if poll_minutes is not None:
-        image["pollIntervalMinutes"] = poll_minutes
-    return {
-        "apiVersion": CLUSTER_CATALOG.api_version,
-        "kind": CLUSTER_CATALOG.kind,
-        "metadata": {"name": name},
-        "spec": {"source": {"type": "Image", "image": image}, **spec},
-    }
-
-
-def condition(catalog: dict[str, Any], kind: str) -> dict[str, Any]:
-    for item in (catalog.get("status") or {}).get("conditions") or []:
-        if item.get("type") == kind:
-            return dict(item)
-    return {}
-
-
 async def fetch_all(context: ssl.SSLContext, base_url: str) -> tuple[int, list[Any]]:
     """GET `<base>/api/v1/all`: the status code and the metas (empty unless 200)."""
     connector = aiohttp.TCPConnector(ssl=context)
@@ -203,30 +124,12 @@ class Catalogs:
         return dict(await self.kube.get(CLUSTER_CATALOG, name))
 
     async def wait(self, name: str, what: str, check: Any, timeout: float = 60.0) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-
-        async def done() -> bool:
-            nonlocal found
-            found = await self.get(name)
-            return bool(check(found))
-
-        try:
-            await eventually(done, what=f"{name}: {what}", timeout=timeout)
-        except AssertionError as error:
-            raise AssertionError(
-                f"{error}; last status: {json.dumps(found.get('status'), indent=1)}"
-            ) from None
-        return found
+        return await wait_catalog(self.kube, name, what, check, timeout=timeout)
 
     async def wait_serving(
         self, name: str, digest_ref: str | None = None, timeout: float = 60.0
     ) -> dict[str, Any]:
-        def serving(obj: dict[str, Any]) -> bool:
-            ok = condition(obj, "Serving").get("status") == "True"
-            resolved = ((obj.get("status") or {}).get("resolvedSource") or {}).get("image", {}).get("ref")
-            return ok and (digest_ref is None or resolved == digest_ref)
-
-        return await self.wait(name, f"Serving {digest_ref or ''}", serving, timeout)
+        return await wait_serving(self.kube, name, digest_ref, timeout=timeout)
 
     async def delete_all(self) -> None:
         """Delete what this test created and wait until catalogd removed the finalizers (it is still
@@ -331,7 +234,7 @@ async def webhook(env: Env) -> AsyncIterator[str]:
 
 def webhook_catalog(name: str, marker: str, **labels: str) -> dict[str, Any]:
     """An Unavailable catalog (nothing is pulled) the `webhook` of `marker` is called for."""
-    obj = catalog_object(name, "quay.io/e2e/none:v1", availabilityMode="Unavailable")
+    obj = cluster_catalog(name, "quay.io/e2e/none:v1", availabilityMode="Unavailable")
     obj["metadata"]["labels"] = {"e2e-webhook": marker, **labels}
     return obj
 

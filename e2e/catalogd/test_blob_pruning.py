@@ -11,26 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from e2e.catalogd.conftest import (
-    Env,
-    catalog_object,
-    fetch_all,
-    push_catalog,
-    source_metas,
-    unique,
-    write_catalog,
-)
-from hack.images.layout import Image, catalog_image
-from hack.processes import CatalogdProcess
+from e2e.catalogd.conftest import Env, fetch_all, source_metas, write_catalog
 from olm.api.kinds import CLUSTER_CATALOG
 from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
+from olm_testkit.catalogs import cluster_catalog, push_catalog
+from olm_testkit.images.layout import Image, catalog_image
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess
 
 
 @pytest.fixture(scope="module")
 async def catalogd(
-    control_plane: ControlPlane, catalog_crds: None, tmp_path_factory: pytest.TempPathFactory, kube: Client
+    control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory, kube: Client
 ) -> AsyncIterator[CatalogdProcess]:
     process = CatalogdProcess(
         control_plane, tmp_path_factory.mktemp("catalogd-prune"), extra_args=("--gc-interval=2",)
@@ -63,7 +57,7 @@ async def test_blobs_of_an_image_a_catalog_left_are_pruned_and_the_new_ones_kept
     only_a = _blobs(image_a) - _blobs(image_b)
     assert len(only_a) == 3  # each image has its own manifest, config and layer
 
-    await env.catalogs.create(catalog_object(name, ref_a))
+    await env.catalogs.create(cluster_catalog(name, ref_a))
     await env.catalogs.wait_serving(name, ref_a)
     assert _blobs(image_a) <= _cached(env)
 

@@ -17,22 +17,21 @@ import pytest
 
 from e2e.catalogd.conftest import (
     Env,
-    catalog_object,
-    condition,
     create_through_webhook,
     fetch_all,
-    push_catalog,
     source_metas,
-    unique,
     webhook_catalog,
     write_catalog,
 )
-from hack.images.layout import CATALOG_CONFIGS_LABEL, Blob, Image, catalog_image, image_from_directory
-from hack.images.registry import Reference as PushReference
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG
+from olm_runtime import conditions
 from olm_runtime.client import GroupVersionKind, errors
 from olm_runtime.testing.poll import eventually
+from olm_testkit.catalogs import cluster_catalog, push_catalog
+from olm_testkit.images.layout import CATALOG_CONFIGS_LABEL, Blob, Image, catalog_image, image_from_directory
+from olm_testkit.images.registry import Reference as PushReference
+from olm_testkit.names import unique
 
 EVENT = GroupVersionKind("events.k8s.io", "v1", "Event")
 REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata" / "catalogs"
@@ -49,7 +48,7 @@ async def test_catalog_becomes_serving_with_its_content_status_and_events(
     name, repo = unique("serve"), unique("e2e/serve")
     source = write_catalog(tmp_path / "v1", "serve-pkg", ["1.0.0", "1.1.0"])
     digest_ref = push_catalog(env.pusher, source, f"{env.registry.host}/{repo}:v1")
-    await env.catalogs.create(catalog_object(name, f"{env.registry.host}/{repo}:v1"))
+    await env.catalogs.create(cluster_catalog(name, f"{env.registry.host}/{repo}:v1"))
 
     served = await env.catalogs.wait_serving(name, digest_ref)
     status = served["status"]
@@ -57,8 +56,8 @@ async def test_catalog_becomes_serving_with_its_content_status_and_events(
     assert status["resolvedSource"] == {"type": "Image", "image": {"ref": digest_ref}}
     assert status["lastUnpacked"].endswith("Z")
     assert "." not in status["lastUnpacked"]
-    assert condition(served, "Progressing")["reason"] == "Succeeded"
-    assert condition(served, "Serving")["reason"] == "Available"
+    assert conditions.of(served, "Progressing")["reason"] == "Succeeded"
+    assert conditions.of(served, "Serving")["reason"] == "Available"
     assert served["metadata"]["finalizers"] == [names.DELETE_SERVER_CACHE_FINALIZER]
     code, metas = await fetch_all(env.ca, _base(served))
     assert code == 200
@@ -78,7 +77,7 @@ async def test_a_new_image_pushed_to_the_tag_is_picked_up_by_polling(
 ) -> None:
     name, ref = unique("poll"), f"{env.registry.host}/{unique('e2e/poll')}:latest"
     first = push_catalog(env.pusher, write_catalog(tmp_path / "v1", "poll-pkg", ["1.0.0"]), ref)
-    await env.catalogs.create(catalog_object(name, ref, poll_minutes=1))
+    await env.catalogs.create(cluster_catalog(name, ref, poll_minutes=1))
     await env.catalogs.wait_serving(name, first)
 
     newer_source = write_catalog(tmp_path / "v2", "poll-pkg", ["1.0.0", "2.0.0"])
@@ -95,8 +94,8 @@ async def test_a_digest_reference_never_polls(
     ref = f"{env.registry.host}/{unique('e2e/digest')}:latest"
     first = push_catalog(env.pusher, write_catalog(tmp_path / "v1", "digest-pkg", ["1.0.0"]), ref)
     pinned, clock = unique("pinned"), unique("clock")
-    await env.catalogs.create(catalog_object(pinned, first))
-    await env.catalogs.create(catalog_object(clock, ref, poll_minutes=1))
+    await env.catalogs.create(cluster_catalog(pinned, first))
+    await env.catalogs.create(cluster_catalog(clock, ref, poll_minutes=1))
     await env.catalogs.wait_serving(pinned, first)
     await env.catalogs.wait_serving(clock, first)
     before = await env.catalogs.get(pinned)
@@ -172,17 +171,17 @@ async def test_a_broken_new_image_keeps_the_old_content_served_and_says_why(
     name, ref = unique("broken"), f"{env.registry.host}/{unique('e2e/broken')}:latest"
     good = write_catalog(tmp_path / "good", "broken-pkg", ["1.0.0"])
     first = push_catalog(env.pusher, good, ref)
-    await env.catalogs.create(catalog_object(name, ref, poll_minutes=1))
+    await env.catalogs.create(cluster_catalog(name, ref, poll_minutes=1))
     await env.catalogs.wait_serving(name, first)
 
     env.pusher.push(build(tmp_path / "good"), PushReference.parse(ref))
 
     def retrying(obj: dict[str, Any]) -> bool:
-        progressing = condition(obj, "Progressing")
+        progressing = conditions.of(obj, "Progressing")
         return progressing.get("reason") == "Retrying" and says in progressing.get("message", "")
 
     failing = await env.catalogs.wait(name, f"Progressing=Retrying mentioning {says!r}", retrying, timeout=30)
-    assert condition(failing, "Serving")["status"] == "True"
+    assert conditions.of(failing, "Serving")["status"] == "True"
     assert failing["status"]["resolvedSource"]["image"]["ref"] == first
     assert (await fetch_all(env.ca, _base(failing))) == (200, source_metas(good))
 
@@ -191,13 +190,13 @@ async def test_a_broken_new_image_keeps_the_old_content_served_and_says_why(
         return any(e.get("reason") == "UnpackFailed" and e.get("type") == "Warning" for e in listed.items)
 
     await eventually(failure_event, what="an UnpackFailed Warning event")
-    message = condition(failing, "Progressing")["message"]
+    message = conditions.of(failing, "Progressing")["message"]
     assert "127.0.0.1:" not in message.replace(env.registry.host, "<registry>")  # no ephemeral addresses
 
     fixed_source = write_catalog(tmp_path / "fixed", "broken-pkg", ["1.0.0", "1.0.1"])
     fixed = push_catalog(env.pusher, fixed_source, ref)
     served = await env.catalogs.wait_serving(name, fixed, timeout=30)
-    assert condition(served, "Progressing")["reason"] == "Succeeded"
+    assert conditions.of(served, "Progressing")["reason"] == "Succeeded"
 
 
 async def test_unavailable_stops_serving_and_available_serves_again(
@@ -207,16 +206,16 @@ async def test_unavailable_stops_serving_and_available_serves_again(
     name, ref = unique("toggle"), f"{env.registry.host}/{unique('e2e/toggle')}:v1"
     source = write_catalog(tmp_path / "v1", "toggle-pkg", ["1.0.0"])
     digest_ref = push_catalog(env.pusher, source, ref)
-    await env.catalogs.create(catalog_object(name, ref))
+    await env.catalogs.create(cluster_catalog(name, ref))
     base = _base(await env.catalogs.wait_serving(name, digest_ref))
 
     await env.kube.patch(CLUSTER_CATALOG, name, {"spec": {"availabilityMode": "Unavailable"}})
 
     def unavailable(obj: dict[str, Any]) -> bool:
-        return condition(obj, "Serving").get("reason") == "UserSpecifiedUnavailable"
+        return conditions.of(obj, "Serving").get("reason") == "UserSpecifiedUnavailable"
 
     stopped = await env.catalogs.wait(name, "Serving=False/UserSpecifiedUnavailable", unavailable)
-    assert condition(stopped, "Serving")["status"] == "False"
+    assert conditions.of(stopped, "Serving")["status"] == "False"
     assert "resolvedSource" not in stopped["status"]
     assert "urls" not in stopped["status"]
     assert (await fetch_all(env.ca, base))[0] == 404
@@ -233,7 +232,7 @@ async def test_deletion_removes_the_content_then_the_finalizer(
 ) -> None:
     name, ref = unique("delete"), f"{env.registry.host}/{unique('e2e/delete')}:v1"
     digest_ref = push_catalog(env.pusher, write_catalog(tmp_path / "v1", "delete-pkg", ["1.0.0"]), ref)
-    await env.catalogs.create(catalog_object(name, ref))
+    await env.catalogs.create(cluster_catalog(name, ref))
     base = _base(await env.catalogs.wait_serving(name, digest_ref))
 
     await env.kube.delete(CLUSTER_CATALOG, name)
@@ -272,8 +271,8 @@ async def test_a_restarted_catalogd_serves_again_without_downloading_blobs_again
     ref = f"{env.registry.host}/{unique('e2e/restart')}:v1"
     source = write_catalog(tmp_path / "v1", "restart-pkg", ["1.0.0", "1.2.0"])
     digest_ref = push_catalog(env.pusher, source, ref)
-    await env.catalogs.create(catalog_object(kept, ref))
-    await env.catalogs.create(catalog_object(rebuilt, digest_ref))
+    await env.catalogs.create(cluster_catalog(kept, ref))
+    await env.catalogs.create(cluster_catalog(rebuilt, digest_ref))
     await env.catalogs.wait_serving(kept, digest_ref)
     await env.catalogs.wait_serving(rebuilt, digest_ref)
     kept_version = os.readlink(env.catalogd.storage_dir / "catalogs" / kept / "current")
@@ -327,7 +326,7 @@ async def test_real_catalogs_are_served_unchanged(
     name = unique("real")
     ref = f"{env.registry.host}/e2e/real/{unique('catalog')}:v1"
     digest_ref = push_catalog(env.pusher, source, ref)
-    await env.catalogs.create(catalog_object(name, ref))
+    await env.catalogs.create(cluster_catalog(name, ref))
     served = await env.catalogs.wait_serving(name, digest_ref, timeout=120)
     code, metas = await fetch_all(env.ca, _base(served))
     assert code == 200

@@ -16,28 +16,21 @@ from pathlib import Path
 
 import pytest
 
-from e2e.catalogd.conftest import (
-    Catalogs,
-    catalog_object,
-    fetch_all,
-    push_catalog,
-    service_account_kubeconfig,
-    source_metas,
-    unique,
-    write_catalog,
-)
-from hack.images.registry import RegistryClient as PushClient
-from hack.processes import CatalogdProcess
+from e2e.catalogd.conftest import Catalogs, fetch_all, service_account_kubeconfig, source_metas, write_catalog
 from olm.api import names
 from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit.catalogs import cluster_catalog, push_catalog
+from olm_testkit.images.registry import RegistryClient as PushClient
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess
 
 
 @pytest.fixture(scope="module")
 async def replicas(
-    control_plane: ControlPlane, catalog_crds: None, tmp_path_factory: pytest.TempPathFactory, kube: Client
+    control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory, kube: Client
 ) -> AsyncIterator[list[CatalogdProcess]]:
     lease = unique("catalogd-ha")
     kubeconfig = await service_account_kubeconfig(
@@ -77,7 +70,7 @@ async def test_every_replica_serves_what_the_leader_resolved(
     name, ref = unique("ha"), f"{registry.host}/{unique('e2e/ha')}:latest"
     first_source = write_catalog(tmp_path / "v1", "ha-pkg", ["1.0.0"])
     first = push_catalog(pusher, first_source, ref)
-    await catalogs.create(catalog_object(name, ref, poll_minutes=1))
+    await catalogs.create(cluster_catalog(name, ref, poll_minutes=1))
     await catalogs.wait_serving(name, first)
 
     async def every_replica_serves(source: Path) -> bool:

@@ -18,18 +18,14 @@ from typing import Any
 
 import pytest
 
-from e2e.catalogd.conftest import (
-    Env,
-    catalog_object,
-    condition,
-    create_through_webhook,
-    unique,
-    webhook_catalog,
-)
-from hack.images.layout import CATALOG_CONFIGS_LABEL, Blob, Image
-from hack.images.registry import Reference as PushReference
+from e2e.catalogd.conftest import Env, create_through_webhook, webhook_catalog
 from olm.api import names
+from olm_runtime import conditions
 from olm_runtime.client import errors
+from olm_testkit.catalogs import cluster_catalog
+from olm_testkit.images.layout import CATALOG_CONFIGS_LABEL, Blob, Image
+from olm_testkit.images.registry import Reference as PushReference
+from olm_testkit.names import unique
 
 pytestmark = pytest.mark.e2e
 
@@ -145,16 +141,16 @@ CASES_TABLE = [
 async def test_hostile_catalog(env: Env, case: Case) -> None:
     nonce = unique("n")
     name = unique("hostile")
-    await env.catalogs.create(catalog_object(name, case.ref(env, nonce)))
+    await env.catalogs.create(cluster_catalog(name, case.ref(env, nonce)))
 
     def judged(obj: dict[str, Any]) -> bool:
-        progressing = condition(obj, "Progressing")
+        progressing = conditions.of(obj, "Progressing")
         return (progressing.get("status"), progressing.get("reason")) == case.progressing and (
             case.message in progressing.get("message", "")
         )
 
     found = await env.catalogs.wait(name, f"Progressing={case.progressing} saying {case.message!r}", judged)
-    assert condition(found, "Serving").get("status") != "True"
+    assert conditions.of(found, "Serving").get("status") != "True"
     assert "urls" not in found["status"]  # nothing served, not even in part
 
 

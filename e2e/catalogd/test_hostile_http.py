@@ -20,20 +20,14 @@ from typing import Any
 
 import pytest
 
-from e2e.catalogd.conftest import (
-    Catalogs,
-    catalog_object,
-    fetch_all,
-    push_catalog,
-    source_metas,
-    unique,
-    write_catalog,
-)
-from hack.images.registry import RegistryClient as PushClient
-from hack.processes import CatalogdProcess
+from e2e.catalogd.conftest import Catalogs, fetch_all, source_metas, write_catalog
 from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
+from olm_testkit.catalogs import cluster_catalog, push_catalog
+from olm_testkit.images.registry import RegistryClient as PushClient
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess
 
 IDLE_TIMEOUT = 15.0
 """`ServerOptions.idle_timeout`: a request head must be complete this long after the handshake."""
@@ -210,7 +204,7 @@ async def served(
     name = unique("hostile")
     ref = push_catalog(pusher, source, f"{registry.host}/{unique('e2e/hostile')}:v1")
     catalogs = Catalogs(kube)
-    await catalogs.create(catalog_object(name, ref))
+    await catalogs.create(cluster_catalog(name, ref))
     try:
         await catalogs.wait_serving(name, ref)
         context = ssl.create_default_context(cafile=str(control_plane.ca_file))

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from olm_runtime.client import Client
-from olm_runtime.testing.certmanager import CertManager
+from olm_testkit.certmanager import CertManager
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "catalogd"
 
@@ -59,7 +59,7 @@ async def system_namespace(kube: Client) -> None:
 async def test_each_manifest_is_accepted_by_the_api_server(
     document: dict[str, Any],
     admin_client: Client,
-    catalog_crds: None,
+    olm_crds: None,
     system_namespace: None,
     cert_manager: CertManager,
 ) -> None:

@@ -14,17 +14,20 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from e2e.catalogd.conftest import Catalogs, catalog_object, condition, push_catalog, unique, write_catalog
-from e2e.kubeletvolume import project
+from e2e.catalogd.conftest import Catalogs, write_catalog
 from e2e.oci.authregistry import PASSWORD, SECRET, USER, dockerconfigjson, htpasswd_registry, pull_secret
-from hack.images.registry import RegistryClient as PushClient
-from hack.processes import CatalogdProcess
-from olm import pullconfig
+from olm.process import pullconfig
+from olm_runtime import conditions
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.pki import CertificateAuthority
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit.catalogs import cluster_catalog, push_catalog
+from olm_testkit.images.registry import RegistryClient as PushClient
+from olm_testkit.kubeletvolume import project
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess
 
 
 @contextlib.asynccontextmanager
@@ -49,7 +52,7 @@ def assert_still_running(process: CatalogdProcess, pid: int) -> None:
 
 
 def progressing_message(contains: str) -> Any:
-    return lambda catalog: contains in str(condition(catalog, "Progressing").get("message", ""))
+    return lambda catalog: contains in str(conditions.of(catalog, "Progressing").get("message", ""))
 
 
 def catalogd_with_cas_dir(
@@ -96,7 +99,7 @@ async def invalid_pull_secret_event(kube: Client, namespace: str) -> dict[str, A
 
 async def test_pull_secret_created_changed_and_deleted_is_used_by_the_next_pull(
     control_plane: ControlPlane,
-    catalog_crds: None,
+    olm_crds: None,
     kube: Client,
     *,
     registry: Registry,
@@ -124,7 +127,7 @@ async def test_pull_secret_created_changed_and_deleted_is_used_by_the_next_pull(
             name = unique("pull-secret")
 
             # No Secret: pulls are anonymous, and the registry wants credentials.
-            await catalogs.create(catalog_object(name, first_ref))
+            await catalogs.create(cluster_catalog(name, first_ref))
             await catalogs.wait(
                 name, "an anonymous pull refused", progressing_message("requires credentials")
             )
@@ -147,7 +150,7 @@ async def test_pull_secret_created_changed_and_deleted_is_used_by_the_next_pull(
             # Deleted: the next pull is anonymous again.
             await kube.delete(kinds.SECRET, SECRET, namespace=namespace)
             other = unique("pull-secret")
-            await catalogs.create(catalog_object(other, second_ref))
+            await catalogs.create(cluster_catalog(other, second_ref))
             await catalogs.wait(
                 other, "an anonymous pull refused", progressing_message("requires credentials")
             )
@@ -157,7 +160,7 @@ async def test_pull_secret_created_changed_and_deleted_is_used_by_the_next_pull(
 
 async def test_ca_bundle_changed_in_the_cas_dir_is_trusted_by_the_next_pull(
     control_plane: ControlPlane,
-    catalog_crds: None,
+    olm_crds: None,
     kube: Client,
     *,
     registry: Registry,
@@ -173,7 +176,7 @@ async def test_ca_bundle_changed_in_the_cas_dir_is_trusted_by_the_next_pull(
         pid = process.process.pid
         name = unique("ca-bundle")
 
-        await catalogs.create(catalog_object(name, ref))
+        await catalogs.create(cluster_catalog(name, ref))
         await catalogs.wait(name, "the registry's certificate refused", progressing_message("TLS"))
 
         project(cas, {"ca.crt": registry.ca_file.read_bytes()})  # as a ConfigMap update lands
@@ -184,7 +187,7 @@ async def test_ca_bundle_changed_in_the_cas_dir_is_trusted_by_the_next_pull(
 
 async def test_an_unloadable_ca_bundle_is_named_in_the_condition(
     control_plane: ControlPlane,
-    catalog_crds: None,
+    olm_crds: None,
     kube: Client,
     *,
     registry: Registry,
@@ -201,7 +204,7 @@ async def test_an_unloadable_ca_bundle_is_named_in_the_condition(
     )
     async with running(process, kube) as catalogs:
         name = unique("ca-broken")
-        await catalogs.create(catalog_object(name, ref))
+        await catalogs.create(cluster_catalog(name, ref))
         await catalogs.wait(name, "the broken bundle named", progressing_message(f"{cas / 'broken.pem'}"))
 
         project(cas, {"ca.crt": registry.ca_file.read_bytes()})

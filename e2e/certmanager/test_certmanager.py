@@ -17,9 +17,9 @@ import pytest
 from cryptography import x509
 
 from olm_runtime.client import Client, errors, kinds
-from olm_runtime.testing import certmanager
-from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.poll import eventually
+from olm_testkit import certmanager
+from olm_testkit.certmanager import CertManager
 
 DNS_NAMES = ["webhook.example.svc", "webhook.example.svc.cluster.local"]
 

@@ -14,13 +14,17 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from e2e.catalogd.conftest import Env, catalog_object, push_catalog, unique
-from e2e.cli.test_olmctl import Olmctl, write_demo_catalog
+from e2e.catalogd.conftest import Env
+from e2e.cli.test_olmctl import write_demo_catalog
 from e2e.docs.png import blank_reason
-from hack.graphshots import CATALOG, screenshot, size_of
-from olm import testing_seams
 from olm.api.kinds import CLUSTER_EXTENSION
 from olm.cli.main import EXIT_FAILED, EXIT_OK
+from olm.process import testing_seams
+from olm_testkit.catalogs import cluster_catalog, push_catalog
+from olm_testkit.chromium import screenshot, size_of
+from olm_testkit.images.realdata import COMMUNITY_CATALOG_DIR as CATALOG
+from olm_testkit.names import unique
+from olm_testkit.olmctl import Olmctl
 
 SAIL = "sailoperator"
 
@@ -46,7 +50,7 @@ async def test_olmctl_draws_upgrade_graphs_that_a_browser_renders(env: Env, tmp_
     shutil.copyfile(CATALOG / SAIL / "catalog.yaml", directory / SAIL / "catalog.yaml")
     image = f"{env.registry.host}/{unique('e2e/graph')}:v1"
     push_catalog(env.pusher, directory, image)
-    await env.catalogs.create(catalog_object(catalog, image))
+    await env.catalogs.create(cluster_catalog(catalog, image))
     await env.catalogs.wait_serving(catalog)
 
     drawn = await olmctl("package", "graph", SAIL, "--catalog", catalog)
@@ -114,7 +118,7 @@ async def test_olmctl_draws_upgrade_graphs_that_a_browser_renders(env: Env, tmp_
     )
 
     twin = unique("graph")
-    await env.catalogs.create(catalog_object(twin, image))
+    await env.catalogs.create(cluster_catalog(twin, image))
     await env.catalogs.wait_serving(twin)
     ambiguous = await olmctl("package", "graph", green)
     assert (ambiguous.code, ambiguous.out) == (EXIT_FAILED, "")

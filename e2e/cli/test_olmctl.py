@@ -4,60 +4,20 @@ rely on. Run with `-s` to see every command and its output (the docs page shows 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 import yaml
 
-from e2e.catalogd.conftest import Env, push_catalog, unique, write_catalog
+from e2e.catalogd.conftest import Env, write_catalog
 from e2e.clusterobjectset.conftest import absent as object_absent
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.cli.main import EXIT_FAILED, EXIT_OK
 from olm_runtime.testing.poll import eventually
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return orjson.loads(self.out)
-
-
-@dataclass(frozen=True)
-class Olmctl:
-    """Runs `python -m olm.cli.main` with the session's kubeconfig and the control plane's CA."""
-
-    kubeconfig: Path
-    ca_file: Path
-
-    async def __call__(self, *argv: str) -> Result:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "olm.cli.main",
-            "--kubeconfig",
-            str(self.kubeconfig),
-            "--catalogd-ca",
-            str(self.ca_file),
-            *argv,
-            cwd=REPO_ROOT,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await process.communicate()
-        result = Result(process.returncode or 0, out.decode(), err.decode())
-        print(f"$ olmctl {' '.join(argv)}  # exit {result.code}\n{result.out}{result.err}")
-        return result
+from olm_testkit.catalogs import push_catalog
+from olm_testkit.names import unique
+from olm_testkit.olmctl import Olmctl
 
 
 def write_demo_catalog(directory: Path, prefix: str) -> tuple[str, str]:

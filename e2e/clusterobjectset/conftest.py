@@ -17,21 +17,19 @@ from typing import Any
 
 import pytest
 
-from hack.crdgen import install as crds
-from hack.installer import create_cluster_admin_account
-from olm import testing_seams
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm.cli.leastprivilege import installer_rbac
+from olm.cli.rbac.leastprivilege import installer_rbac
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset import identity
 from olm.operator_controller.clusterobjectset.watches import DriftWatches
+from olm.process import testing_seams
 from olm_runtime import cache, conditions
-from olm_runtime.client import Client, GroupVersionKind, errors, kinds, load_config
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.manager import Manager, ManagerOptions
 from olm_runtime.testing import settle
-from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
+from olm_testkit.plugin import Installer
 
 CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 CLUSTER_ROLE_BINDING = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")
@@ -47,21 +45,13 @@ OPTIONS = clusterobjectset.Options(
 10 is 3 s)."""
 
 
-@pytest.fixture(scope="session")
-async def cos_crds(control_plane: ControlPlane) -> None:
-    """Install (or update) the generated CRDs and wait until ClusterObjectSets are served."""
-    config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config) as client:
-        await crds.install(client, field_manager="e2e-crds")
-
-
 def scope_selector(namespace: str) -> str:
     """The revisions of the test that owns `namespace`."""
     return f"{testing_seams.SCOPE_LABEL}={namespace}"
 
 
 @pytest.fixture
-async def manager(admin_client: Client, cos_crds: None, namespace: str) -> Manager:
+async def manager(admin_client: Client, olm_crds: None, namespace: str) -> Manager:
     scoped = cache.CacheOptions(
         by_kind={CLUSTER_OBJECT_SET: cache.KindOptions(label_selector=scope_selector(namespace))}
     )
@@ -93,13 +83,9 @@ async def controller_running(manager: Manager) -> AsyncIterator[None]:
 
 
 @pytest.fixture
-async def installer(admin_client: Client, namespace: str) -> AsyncIterator[str]:
-    """A ServiceAccount `installer` in the test namespace bound to cluster-admin."""
-    binding = f"{namespace}-installer"
-    await create_cluster_admin_account(admin_client, namespace, "installer", binding=binding)
-    yield "installer"
-    with contextlib.suppress(errors.NotFound):
-        await admin_client.delete(CLUSTER_ROLE_BINDING, binding)
+async def account(namespace: str, installer: Installer) -> str:
+    """A ServiceAccount in the test namespace bound to cluster-admin, to install revisions as."""
+    return await installer(namespace)
 
 
 async def olmctl_account(
@@ -241,9 +227,9 @@ class Revisions:
 
 @pytest.fixture
 async def revisions(
-    admin_client: Client, namespace: str, installer: str, controller_running: None
+    admin_client: Client, namespace: str, account: str, controller_running: None
 ) -> AsyncIterator[Revisions]:
-    tracker = Revisions(admin_client, namespace, installer)
+    tracker = Revisions(admin_client, namespace, account)
     yield tracker
     await tracker.cleanup()
 

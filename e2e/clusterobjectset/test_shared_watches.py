@@ -48,11 +48,11 @@ async def _data(client: Client, namespace: str, name: str) -> dict[str, str] | N
 
 
 async def test_owners_and_accounts_share_one_informer_per_kind_that_repairs_drift(
-    admin_client: Client, namespace: str, installer: str, shared: DriftWatches
+    admin_client: Client, namespace: str, account: str, shared: DriftWatches
 ) -> None:
     getter_objects = [config_map("of-getter", namespace, {"k": "getter"})]
     await olmctl_account(admin_client, namespace, "getter", getter_objects)
-    revisions = Revisions(admin_client, namespace, installer)
+    revisions = Revisions(admin_client, namespace, account)
     try:
         await revisions.create("a", [("all", inline(*getter_objects))], owner="a", service_account="getter")
         await revisions.create(
@@ -86,9 +86,9 @@ async def test_owners_and_accounts_share_one_informer_per_kind_that_repairs_drif
 
 
 async def test_another_owners_object_seen_in_the_shared_informer_is_a_collision(
-    admin_client: Client, namespace: str, installer: str, shared: DriftWatches
+    admin_client: Client, namespace: str, account: str, shared: DriftWatches
 ) -> None:
-    revisions = Revisions(admin_client, namespace, installer)
+    revisions = Revisions(admin_client, namespace, account)
     try:
         await revisions.create(
             "first", [("all", inline(config_map("taken", namespace, {"k": "first"})))], owner="a"

@@ -149,9 +149,9 @@ async def _no_informers(drift: DriftWatches) -> bool:
 
 
 async def test_revisions_of_one_owner_share_an_informer_that_stops_with_the_last_of_them(
-    admin_client: Client, namespace: str, installer: str, drift: DriftWatches
+    admin_client: Client, namespace: str, account: str, drift: DriftWatches
 ) -> None:
-    revisions = Revisions(admin_client, namespace, installer)
+    revisions = Revisions(admin_client, namespace, account)
     objects = inline(config_map("watched", namespace, {"k": "v"}))
     try:
         await revisions.create("one", [("all", objects)], owner="app")

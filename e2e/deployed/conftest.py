@@ -25,35 +25,33 @@ from typing import Any
 
 import pytest
 
-from e2e.extensions import Extensions, condition, unique
-from hack.crdgen import install as crds
-from hack.deploy import install as deploy
-from hack.image import build as image_build
-from hack.images import realdata
-from hack.images.registry import RegistryClient
-from hack.installer import create_cluster_admin_account
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
 from olm.catalogd import main as catalogd_main
 from olm.operator_controller import main as operator_controller_main
-from olm_runtime.client import Client, kinds, load_config
-from olm_runtime.testing import node as real_nodes
-from olm_runtime.testing import nodenet
-from olm_runtime.testing.certmanager import CertManager
+from olm_runtime import conditions
+from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
-from olm_runtime.testing.node import RealNode
-from olm_runtime.testing.nodenet import NodeNetwork
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
-
-# The suite's tests import these from here, beside the fixtures.
-__all__ = ["condition", "unique"]
+from olm_testkit import crds, nodenet
+from olm_testkit import node as real_nodes
+from olm_testkit.catalogs import cluster_catalog, serve_catalog
+from olm_testkit.certmanager import CertManager
+from olm_testkit.deploy import install as deploy
+from olm_testkit.extensions import Extensions
+from olm_testkit.image import build as image_build
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.installer import create_cluster_admin_account
+from olm_testkit.names import unique
+from olm_testkit.node import RealNode
+from olm_testkit.nodenet import NodeNetwork
 
 SYSTEM_NAMESPACE = deploy.NAMESPACE
 CATALOGD = "catalogd-controller-manager"
 OPERATOR_CONTROLLER = "operator-controller-controller-manager"
 IMAGE_REPOSITORY = "olm-py/olm"
-FIELD_MANAGER = "e2e-deployed"
 DEMO_PACKAGES = ("kube-green", "cat-facts-operator")
 
 
@@ -112,18 +110,6 @@ def node_network(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeNetwo
 
 
 @pytest.fixture(scope="session")
-async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
-    config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
-        yield client
-
-
-@pytest.fixture(scope="session")
-def pusher(registry: Registry) -> RegistryClient:
-    return RegistryClient(host=registry.host, ca_file=registry.ca_file)
-
-
-@pytest.fixture(scope="session")
 def olm_image(registry: Registry, figures: Figures) -> image_build.BuiltImage:
     """The OLM image built here and pushed to the session's registry (tag `e2e`)."""
     built = image_build.build_and_push(registry_host=registry.host, ca_file=registry.ca_file, tag="e2e")
@@ -179,7 +165,7 @@ class DeployedOLM:
 def start_to_ready_seconds(pod: dict[str, Any]) -> float | None:
     """Seconds from the Pod's start (scheduled on the node) to its Ready condition."""
     started = (pod.get("status") or {}).get("startTime")
-    ready = condition(pod, "Ready")
+    ready = conditions.of(pod, "Ready")
     if not started or ready.get("status") != "True":
         return None
     return (_timestamp(ready["lastTransitionTime"]) - _timestamp(started)).total_seconds()
@@ -243,24 +229,7 @@ async def demo_catalog(deployed: DeployedOLM, pusher: RegistryClient) -> AsyncIt
         repository_prefix=unique("deployed"),
     )
     name = unique("demo")
-    obj = {
-        "apiVersion": CLUSTER_CATALOG.api_version,
-        "kind": CLUSTER_CATALOG.kind,
-        "metadata": {"name": name},
-        "spec": {"source": {"type": "Image", "image": {"ref": published.digest_ref}}},
-    }
-    await deployed.kube.create(obj)
-    found: dict[str, Any] = {}
-
-    async def serving() -> bool:
-        nonlocal found
-        found = dict(await deployed.kube.get(CLUSTER_CATALOG, name))
-        return condition(found, "Serving").get("status") == "True"
-
-    try:
-        await eventually(serving, what=f"ClusterCatalog {name} to serve", timeout=180)
-    except AssertionError as error:
-        raise AssertionError(f"{error}; last status: {json.dumps(found.get('status'), indent=1)}") from None
+    found = await serve_catalog(deployed.kube, cluster_catalog(name, published.digest_ref), timeout=180)
     try:
         yield ServedCatalog(name=name, published=published, catalog=found)
     finally:
@@ -294,7 +263,9 @@ class DemoExtensions(Extensions):
             nonlocal found
             found = await self.get(name)
             bundle = ((found.get("status") or {}).get("install") or {}).get("bundle") or {}
-            return condition(found, "Installed").get("status") == "True" and bundle.get("version") == version
+            return (
+                conditions.of(found, "Installed").get("status") == "True" and bundle.get("version") == version
+            )
 
         try:
             await eventually(

@@ -17,13 +17,13 @@ from e2e.deployed.conftest import (
     DeployedOLM,
     ServedCatalog,
     assert_no_orphans,
-    unique,
 )
-from hack.deploy import install as deploy
 from olm.api import names
 from olm_runtime.client import kinds
-from olm_runtime.testing import node as real_nodes
 from olm_runtime.testing.poll import eventually
+from olm_testkit import node as real_nodes
+from olm_testkit.deploy import install as deploy
+from olm_testkit.names import unique
 
 
 async def test_olm_runs_as_pods_on_the_real_node(deployed: DeployedOLM) -> None:

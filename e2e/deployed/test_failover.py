@@ -17,13 +17,13 @@ from e2e.deployed.conftest import (
     Figures,
     ServedCatalog,
     assert_no_orphans,
-    unique,
 )
 from e2e.deployed.test_deployed import content_path
-from hack.deploy import install as deploy
-from hack.images.registry import RegistryClient
 from olm_runtime.client import kinds
 from olm_runtime.testing.poll import eventually
+from olm_testkit.deploy import install as deploy
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.names import unique
 
 
 async def revision_started(extensions: DemoExtensions, name: str) -> None:

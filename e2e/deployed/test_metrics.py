@@ -17,8 +17,8 @@ import aiohttp
 import pytest
 
 from e2e.deployed.conftest import CATALOGD, OPERATOR_CONTROLLER, SYSTEM_NAMESPACE, DeployedOLM
-from hack import metricsreader
 from olm_runtime.client import errors, kinds
+from olm_testkit import metricsreader
 
 SERVICES = {CATALOGD: "catalogd-service", OPERATOR_CONTROLLER: "operator-controller-service"}
 READER_ROLES = {

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import yaml
 
-from e2e.cli.test_olmctl import Olmctl
 from e2e.deployed.conftest import DemoExtensions, ServedCatalog
 from olm.cli.main import EXIT_OK
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
+from olm_testkit.olmctl import Olmctl
 
 
 def _olmctl(control_plane: ControlPlane) -> Olmctl:

@@ -3,7 +3,6 @@ without the webhook (so with the name label set here), waited on, and their serv
 
 from __future__ import annotations
 
-import json
 import shutil
 import ssl
 from pathlib import Path
@@ -11,14 +10,13 @@ from typing import Any
 
 import aiohttp
 
-from e2e.extensions import Extensions, condition
-from hack.images.layout import Image
-from hack.images.realdata import COMMUNITY_CATALOG, FIXTURE_CATALOG, realdata
-from hack.images.registry import Reference, RegistryClient
 from olm.api import names
-from olm.api.kinds import CLUSTER_CATALOG
+from olm_runtime import conditions
 from olm_runtime.client import Client
-from olm_runtime.testing.poll import eventually
+from olm_testkit import catalogs
+from olm_testkit.catalogs import cluster_catalog, serving
+from olm_testkit.extensions import Extensions
+from olm_testkit.images.realdata import COMMUNITY_CATALOG, FIXTURE_CATALOG, realdata
 
 
 def fixture_catalog_dir() -> Path:
@@ -33,25 +31,9 @@ def community_subset(into: Path, packages: tuple[str, ...]) -> Path:
     return into
 
 
-def push_catalog(pusher: RegistryClient, image: Image, ref: str) -> str:
-    """Push `image` (a `catalog_image`) at `ref` (host/repository:tag); its digest reference."""
-    digest = pusher.push(image, Reference.parse(ref))
-    return f"{ref.rsplit(':', 1)[0]}@{digest}"
-
-
 async def create_catalog(kube: Client, name: str, ref: str, *, poll_minutes: int | None = None) -> None:
-    image: dict[str, Any] = {"ref": ref}
-    if poll_minutes is not None:
-        image["pollIntervalMinutes"] = poll_minutes
-    await kube.create(
-        {
-            "apiVersion": CLUSTER_CATALOG.api_version,
-            "kind": CLUSTER_CATALOG.kind,
-            # catalogd's webhook sets the name label in a cluster; no webhook is registered here.
-            "metadata": {"name": name, "labels": {names.METADATA_NAME_LABEL: name}},
-            "spec": {"source": {"type": "Image", "image": image}},
-        }
-    )
+    # catalogd's webhook sets the name label in a cluster; no webhook is registered here.
+    await kube.create(cluster_catalog(name, ref, name_label=True, poll_minutes=poll_minutes))
 
 
 async def wait_catalog(
@@ -66,25 +48,14 @@ async def wait_catalog(
 ) -> dict[str, Any]:
     """Wait until the catalog's `Progressing` reason is `progressing` (its message containing
     `message_contains`) and, with `serving_ref`, it is Serving that digest reference."""
-    found: dict[str, Any] = {}
 
-    async def reached() -> bool:
-        nonlocal found
-        found = dict(await kube.get(CLUSTER_CATALOG, name))
-        status = found.get("status") or {}
-        current = condition(found, "Progressing")
+    def reached(found: dict[str, Any]) -> bool:
+        current = conditions.of(found, "Progressing")
         if current.get("reason") != progressing or message_contains not in str(current.get("message")):
             return False
-        if serving_ref is None:
-            return True
-        resolved = ((status.get("resolvedSource") or {}).get("image") or {}).get("ref")
-        return condition(found, "Serving").get("status") == "True" and resolved == serving_ref
+        return serving_ref is None or serving(found, serving_ref)
 
-    try:
-        await eventually(reached, what=f"ClusterCatalog {name}: {what}", timeout=timeout)
-    except AssertionError as error:
-        raise AssertionError(f"{error}; last status: {json.dumps(found.get('status'), indent=1)}") from None
-    return found
+    return await catalogs.wait_catalog(kube, name, what, reached, timeout=timeout)
 
 
 async def served_bytes(ca_file: Path, base_url: str) -> bytes:

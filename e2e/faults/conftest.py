@@ -8,14 +8,11 @@ the session, after the test results, whether it passed or failed.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 
 import pytest
 
 from e2e.faults import Figures
-from hack.crdgen import install as crds
-from olm_runtime.client import Client, load_config
-from olm_runtime.testing.controlplane import ControlPlane
 
 _FIGURES = pytest.StashKey[list[tuple[str, dict[str, object]]]]()
 
@@ -26,14 +23,9 @@ def soak() -> bool:
     return os.environ.get("OLMPY_SOAK") == "1"
 
 
-@pytest.fixture(scope="module")
-async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
-    """An admin client of the session's plane for one drill module, with the OLM CRDs served and
-    the system namespace created (the drills start the processes themselves)."""
-    config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config, field_manager="e2e-faults") as client:
-        await crds.install_with_system_namespace(client, field_manager="e2e-crds")
-        yield client
+@pytest.fixture(autouse=True)
+def _olm_crds(olm_crds: None) -> None:
+    """The drills start the processes themselves, which need OLM's CRDs and the system namespace."""
 
 
 @pytest.fixture

@@ -24,21 +24,23 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from e2e.catalogs import delete_catalog
-from e2e.extensions import Extensions, condition, unique
 from e2e.faults import Figures
 from e2e.faults.backoff import FAILURES, SOAK_FAILURES, LogMark, delay_after, outlast
 from e2e.faults.catalogs import create_catalog, create_test_operator, served_bytes, wait_catalog
-from hack.images import realdata
-from hack.images.registry import RegistryClient
-from hack.installer import create_cluster_admin_account
-from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.operator_controller.clusterextension.options import Options
+from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry, RegistryOptions
+from olm_testkit.catalogs import delete_catalog
+from olm_testkit.extensions import Extensions
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.installer import create_cluster_admin_account
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
 REFUSED = "Connection refused"
 """What a refused connection says (the cause the Retrying message must carry)."""
@@ -143,9 +145,9 @@ async def test_registry_down_during_catalog_unpack(
         failing = await wait_catalog(
             kube, name, "Retrying: registry down", progressing="Retrying", message_contains=REFUSED
         )
-        assert condition(failing, "Progressing")["status"] == "True"
-        assert registry_down.host in condition(failing, "Progressing")["message"]
-        assert condition(failing, "Serving")["status"] == "True", failing["status"]
+        assert conditions.of(failing, "Progressing")["status"] == "True"
+        assert registry_down.host in conditions.of(failing, "Progressing")["message"]
+        assert conditions.of(failing, "Serving")["status"] == "True", failing["status"]
         assert failing["status"]["resolvedSource"]["image"]["ref"] == old
         assert await served_bytes(control_plane.ca_file, base_url) == before
         await outlast(mark, "clustercatalog", name, SOAK_FAILURES if soak else FAILURES)
@@ -199,12 +201,12 @@ async def test_registry_down_during_bundle_pull(
         failing = await extensions.wait_condition(
             name, "Progressing", "True", reason="Retrying", message_contains=REFUSED, timeout=120
         )
-        assert registry_down.host in condition(failing, "Progressing")["message"]
-        assert condition(failing, "Installed")["status"] == "True"
+        assert registry_down.host in conditions.of(failing, "Progressing")["message"]
+        assert conditions.of(failing, "Installed")["status"] == "True"
         assert failing["status"]["install"]["bundle"] == BUNDLE_1_0_0
         await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
         served = dict(await kube.get(CLUSTER_CATALOG, catalog))
-        assert condition(served, "Serving")["status"] == "True"
+        assert conditions.of(served, "Serving")["status"] == "True"
         if soak:
             await outlast_retries(SOAK_RETRIES)
 
@@ -213,7 +215,7 @@ async def test_registry_down_during_bundle_pull(
 
         async def upgraded() -> bool:
             found = await extensions.get(name)
-            progressing = condition(found, "Progressing")
+            progressing = conditions.of(found, "Progressing")
             return (found.get("status") or {}).get("install", {}).get("bundle") == BUNDLE_1_2_0 and (
                 progressing.get("reason") == "Succeeded"
             )

@@ -29,21 +29,22 @@ from typing import Any
 
 import pytest
 
-from e2e.catalogs import delete_catalog
-from e2e.extensions import Extensions, unique
 from e2e.faults import Figures
 from e2e.faults.catalogs import create_catalog, create_test_operator, wait_catalog
 from e2e.operator_controller.conftest import list_revisions, revision_states, wait_installed
-from hack.images import realdata
-from hack.images.registry import RegistryClient
-from hack.installer import create_cluster_admin_account
-from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit.catalogs import delete_catalog
+from olm_testkit.extensions import Extensions
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.installer import create_cluster_admin_account
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
 SYSTEM_NAMESPACE = names.DEFAULT_SYSTEM_NAMESPACE
 CYCLES, SOAK_CYCLES = 6, 20
@@ -76,9 +77,10 @@ async def catalogd(
 
 
 @pytest.fixture(scope="module")
-async def catalog(kube: Client, catalogd: CatalogdProcess, registry: Registry) -> AsyncIterator[str]:
+async def catalog(
+    kube: Client, catalogd: CatalogdProcess, registry: Registry, pusher: RegistryClient
+) -> AsyncIterator[str]:
     """Upstream's e2e test catalog v1 with its real bundles, served; its name."""
-    pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
     published = await asyncio.to_thread(
         realdata.publish_fixture_catalog,
         pusher,

@@ -29,27 +29,27 @@ from pathlib import Path
 import orjson
 import pytest
 
-from e2e.catalogs import delete_catalog
-from e2e.extensions import condition, unique
 from e2e.faults import Figures
 from e2e.faults.backoff import FAILURES, SOAK_FAILURES, LogMark, delay_after, outlast
 from e2e.faults.catalogs import (
     community_subset,
     create_catalog,
     fixture_catalog_dir,
-    push_catalog,
     served_bytes,
     wait_catalog,
 )
-from hack.images.layout import catalog_image
-from hack.images.registry import RegistryClient
-from hack.processes import CatalogdProcess
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd.storage import ALL, ALL_GZIP, CURRENT, INDEX, INFO
+from olm_runtime import conditions
 from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit.catalogs import delete_catalog, push_catalog
+from olm_testkit.images.layout import catalog_image
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess
 
 CONTROLLER = "clustercatalog"
 TMPFS_BYTES = 64 << 20
@@ -109,8 +109,7 @@ class Images:
 
 
 @pytest.fixture(scope="module")
-def images(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> Images:
-    pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
+def images(registry: Registry, pusher: RegistryClient, tmp_path_factory: pytest.TempPathFactory) -> Images:
     prefix = f"{registry.host}/{unique('e2e-full')}"
     small = push_catalog(pusher, catalog_image(fixture_catalog_dir()), f"{prefix}/small:v1")
     large = []
@@ -210,9 +209,9 @@ async def test_storage_full_keeps_serving_and_recovers(
             failing = await wait_catalog(
                 kube, name, "Retrying for lack of space", progressing="Retrying", message_contains=NO_SPACE
             )
-            progressing = condition(failing, "Progressing")
+            progressing = conditions.of(failing, "Progressing")
             assert progressing["status"] == "True", progressing
-            assert condition(failing, "Serving")["status"] == "True", failing["status"]
+            assert conditions.of(failing, "Serving")["status"] == "True", failing["status"]
             assert failing["status"]["resolvedSource"]["image"]["ref"] == serving
             assert await served_bytes(control_plane.ca_file, base_url) == before
             await outlast(mark, CONTROLLER, name, SOAK_FAILURES if soak else FAILURES)

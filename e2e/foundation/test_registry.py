@@ -8,9 +8,9 @@ import json
 import tarfile
 from pathlib import Path
 
-from hack.images.layout import CATALOG_CONFIGS_LABEL, bundle_image, catalog_image
-from hack.images.registry import Reference, RegistryClient
 from olm_runtime.testing.registry import Registry
+from olm_testkit.images.layout import CATALOG_CONFIGS_LABEL, bundle_image, catalog_image
+from olm_testkit.images.registry import Reference, RegistryClient
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -21,21 +21,22 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def test_catalog_image_round_trips_by_digest(registry: Registry, tmp_path: Path) -> None:
+def test_catalog_image_round_trips_by_digest(
+    registry: Registry, pusher: RegistryClient, tmp_path: Path
+) -> None:
     fbc = _write(tmp_path / "fbc", {"pkg/catalog.json": '{"schema":"olm.package","name":"pkg"}\n'})
     image = catalog_image(fbc)
     reference = Reference.parse(f"{registry.host}/catalogs/test:v1")
-    registry_client = RegistryClient(host=registry.host, ca_file=registry.ca_file)
 
-    digest = registry_client.push(image, reference)
+    digest = pusher.push(image, reference)
 
     assert digest == image.digest
-    assert registry_client.manifest("catalogs/test", digest) == image.manifest
-    assert registry_client.manifest("catalogs/test", "v1") == image.manifest
+    assert pusher.manifest("catalogs/test", digest) == image.manifest
+    assert pusher.manifest("catalogs/test", "v1") == image.manifest
     manifest = json.loads(image.manifest)
-    config = json.loads(registry_client.blob("catalogs/test", manifest["config"]["digest"]))
+    config = json.loads(pusher.blob("catalogs/test", manifest["config"]["digest"]))
     assert config["config"]["Labels"] == {CATALOG_CONFIGS_LABEL: "/configs"}
-    layer = registry_client.blob("catalogs/test", manifest["layers"][0]["digest"])
+    layer = pusher.blob("catalogs/test", manifest["layers"][0]["digest"])
     assert layer == image.layers[0].data
     with tarfile.open(fileobj=io.BytesIO(gzip.decompress(layer))) as tar:
         member = tar.extractfile("configs/pkg/catalog.json")
@@ -43,7 +44,9 @@ def test_catalog_image_round_trips_by_digest(registry: Registry, tmp_path: Path)
         assert member.read() == (fbc / "pkg/catalog.json").read_bytes()
 
 
-def test_bundle_image_carries_the_bundle_labels(registry: Registry, tmp_path: Path) -> None:
+def test_bundle_image_carries_the_bundle_labels(
+    registry: Registry, pusher: RegistryClient, tmp_path: Path
+) -> None:
     bundle = _write(
         tmp_path / "bundle",
         {
@@ -57,10 +60,9 @@ def test_bundle_image_carries_the_bundle_labels(registry: Registry, tmp_path: Pa
         },
     )
     image = bundle_image(bundle)
-    registry_client = RegistryClient(host=registry.host, ca_file=registry.ca_file)
-    digest = registry_client.push(image, Reference.parse(f"{registry.host}/bundles/demo:v0.1.0"))
-    manifest = json.loads(registry_client.manifest("bundles/demo", digest))
-    config = json.loads(registry_client.blob("bundles/demo", manifest["config"]["digest"]))
+    digest = pusher.push(image, Reference.parse(f"{registry.host}/bundles/demo:v0.1.0"))
+    manifest = json.loads(pusher.manifest("bundles/demo", digest))
+    config = json.loads(pusher.blob("bundles/demo", manifest["config"]["digest"]))
     assert config["config"]["Labels"] == {
         "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
         "operators.operatorframework.io.bundle.package.v1": "demo",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hack.image import build, oci
+from olm_testkit.image import build, oci
 
 IMAGE = "localhost/olm-py/olm:containerfile"
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from hack.image import build
-from hack.images.registry import RegistryClient
 from olm_runtime.testing.pki import CertificateAuthority
 from olm_runtime.testing.registry import Registry, RegistryOptions
+from olm_testkit.image import build
+from olm_testkit.images.registry import RegistryClient
 
 TAG = "e2e-image"
 COMPRESSED_BUDGET = 120 * 2**20

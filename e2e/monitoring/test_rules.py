@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hack import monitoring
+from olm_testkit import monitoring
 
 TESTS = Path(__file__).with_name("alerts.test.yaml")
 

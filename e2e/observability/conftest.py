@@ -16,12 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from e2e.operator_controller.conftest import installer, kube, olm_crds, pusher
-from hack.processes import CatalogdProcess, OperatorControllerProcess
-from olm_runtime.testing.collector import Collector, CollectorOptions
+from e2e.operator_controller.conftest import SUITE_SCOPE
 from olm_runtime.testing.controlplane import ControlPlane
-
-__all__ = ["installer", "kube", "olm_crds", "pusher"]
+from olm_testkit.collector import Collector, CollectorOptions
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,11 @@ async def traced(
 ) -> AsyncIterator[Traced]:
     env = collector.environment()
     catalogd = CatalogdProcess(
-        control_plane, tmp_path_factory.mktemp("catalogd"), extra_args=("--log-format=json",), env=env
+        control_plane,
+        tmp_path_factory.mktemp("catalogd"),
+        extra_args=("--log-format=json",),
+        env=env,
+        scope_selector=SUITE_SCOPE,  # the catalogs `serve_catalog` makes
     )
     operator_controller = OperatorControllerProcess(
         control_plane,

@@ -16,16 +16,18 @@ from typing import Any
 
 import pytest
 
-from e2e.catalogs import delete_catalog
-from e2e.extensions import Extensions, unique
 from e2e.observability.conftest import Traced
-from e2e.operator_controller.conftest import Installer, serve_catalog
-from hack.images import realdata
-from hack.images.registry import RegistryClient
-from hack.processes import CatalogdProcess, OperatorControllerProcess
+from e2e.operator_controller.conftest import serve_catalog
 from olm_runtime.client import Client
-from olm_runtime.testing.collector import Span
 from olm_runtime.testing.poll import eventually
+from olm_testkit.catalogs import delete_catalog
+from olm_testkit.collector import Span
+from olm_testkit.extensions import Extensions
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
 CLIENT, SERVER = 3, 2
 ERROR = 2

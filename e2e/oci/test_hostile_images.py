@@ -28,11 +28,11 @@ from typing import Any
 
 import pytest
 
-from hack.images.layout import Blob
-from hack.images.registry import RegistryClient as PushClient
 from olm import oci
 from olm.catalogd.unpack import CONFIGS_LABEL, MissingConfigsLabel, Unpacker, UnpackError
 from olm_runtime.testing.registry import Registry
+from olm_testkit.images.layout import Blob
+from olm_testkit.images.registry import RegistryClient as PushClient
 
 pytestmark = pytest.mark.e2e
 

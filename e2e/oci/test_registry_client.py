@@ -14,12 +14,12 @@ import aiohttp
 import pytest
 
 from e2e.oci.authregistry import htpasswd_registry, token_registry
-from hack.images.layout import Image, catalog_image
-from hack.images.registry import Reference, RegistryClient
 from olm import fbc, oci
 from olm.catalogd.storage import Storage
 from olm.catalogd.unpack import Unpacker
 from olm_runtime.testing.registry import Registry
+from olm_testkit.images.layout import Image, catalog_image
+from olm_testkit.images.registry import Reference, RegistryClient
 
 REALDATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "catalogs"
 

@@ -17,88 +17,42 @@ the processes it used are printed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from e2e.catalogs import delete_catalog
-from e2e.cli.test_olmctl import Olmctl
-from e2e.extensions import Extensions, condition, unique
-from hack.crdgen import install as crds
-from hack.images import realdata
-from hack.images.registry import RegistryClient
-from hack.installer import create_cluster_admin_account
-from hack.processes import CatalogdProcess, OperatorControllerProcess
-from olm import testing_seams
 from olm.api import names
-from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
-from olm_runtime.client import Client, errors, kinds, load_config
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.process import testing_seams
+from olm_runtime import conditions
+from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
-from olm_runtime.testing.registry import Registry
+from olm_testkit import catalogs
+from olm_testkit.catalogs import delete_catalog
+from olm_testkit.extensions import Extensions
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.names import unique
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
 # The suite's tests import these from here, beside the fixtures.
-__all__ = ["Extensions", "condition", "unique"]
+__all__ = ["Extensions"]
 
 SYSTEM_NAMESPACE = names.DEFAULT_SYSTEM_NAMESPACE
 CATALOG_LABEL = "e2e.olm-py.io/catalog"
 """Label on the session's ClusterCatalogs: `community` or `fixture`."""
+SUITE_LABELS = {testing_seams.SCOPE_LABEL: "operator-controller"}
+"""On every ClusterCatalog of this suite: its catalogd serves only these."""
+SUITE_SCOPE = f"{testing_seams.SCOPE_LABEL}=operator-controller"
 COMMUNITY_PACKAGES = ("kube-green", "sailoperator", "cat-facts-operator", "infinispan")
 FIELD_MANAGER = "e2e-operator-controller"
 
 DEADLINE_MINUTE_SECONDS = 1.0
 """Seconds one minute of `progressDeadlineMinutes` lasts in the session's operator-controller."""
-
-
-# --- logs of failed tests ----------------------------------------------------------------------
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()  # type: ignore[attr-defined]
-    if report.when == "call":
-        item.rep_call = report  # type: ignore[attr-defined]
-
-
-@pytest.fixture(autouse=True)
-def _show_logs_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield
-    report = getattr(request.node, "rep_call", None)
-    if report is None or not report.failed:
-        return
-    # funcargs holds every fixture value the test got, directly or through other fixtures.
-    funcargs = getattr(request.node, "funcargs", {})
-    for name in ("catalogd", "operator_controller"):
-        proc = funcargs.get(name)
-        if isinstance(proc, (CatalogdProcess, OperatorControllerProcess)):
-            print(f"\n--- {proc.component} log ({proc.workdir}) ---\n{proc.log_tail(150)}")
-
-
-# --- cluster -----------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-async def kube(control_plane: ControlPlane) -> AsyncIterator[Client]:
-    """An admin client for the session."""
-    config = await load_config(kubeconfig=control_plane.kubeconfig)
-    async with await Client.connect(config, field_manager=FIELD_MANAGER) as client:
-        yield client
-
-
-@pytest.fixture(scope="session")
-async def olm_crds(kube: Client) -> None:
-    """The OLM CRDs installed and served, and the system namespace created."""
-    await crds.install_with_system_namespace(kube, field_manager="e2e-crds")
-
-
-@pytest.fixture(scope="session")
-def pusher(registry: Registry) -> RegistryClient:
-    return RegistryClient(host=registry.host, ca_file=registry.ca_file)
 
 
 # --- processes ---------------------------------------------------------------------------------
@@ -108,7 +62,9 @@ def pusher(registry: Registry) -> RegistryClient:
 async def catalogd(
     control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[CatalogdProcess]:
-    process = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"))
+    # Only this suite's catalogs: another suite's catalogd (e2e/catalogd, e2e/cli) may run in the
+    # same session, and two catalogds would each write their own URL into one catalog's status.
+    process = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"), scope_selector=SUITE_SCOPE)
     async with process.running():
         yield process
 
@@ -144,32 +100,25 @@ class ServedCatalog:
 
 
 async def serve_catalog(
-    kube: Client, published: realdata.PublishedCatalog, *, kind: str, timeout: float = 120.0
+    kube: Client,
+    published: realdata.PublishedCatalog,
+    *,
+    kind: str,
+    poll_minutes: int | None = None,
+    timeout: float = 120.0,
 ) -> ServedCatalog:
-    """Create a ClusterCatalog for `published` (by digest) and wait until it is Serving it."""
+    """Serve `published` as a new ClusterCatalog labelled `CATALOG_LABEL: kind`: by digest, or by
+    tag (`published.ref`) polled every `poll_minutes` when given (catalogd's test minute is a
+    second)."""
     name = unique(f"e2e-{kind}")
-    obj = {
-        "apiVersion": CLUSTER_CATALOG.api_version,
-        "kind": CLUSTER_CATALOG.kind,
-        # catalogd's webhook sets the name label in a cluster; here no webhook is registered.
-        "metadata": {"name": name, "labels": {CATALOG_LABEL: kind, names.METADATA_NAME_LABEL: name}},
-        "spec": {"source": {"type": "Image", "image": {"ref": published.digest_ref}}},
-    }
-    await kube.create(obj)
-    found: dict[str, Any] = {}
-
-    async def serving() -> bool:
-        nonlocal found
-        found = dict(await kube.get(CLUSTER_CATALOG, name))
-        return condition(found, "Serving").get("status") == "True"
-
-    try:
-        await eventually(serving, what=f"ClusterCatalog {name} to serve", timeout=timeout)
-    except AssertionError as error:
-        raise AssertionError(f"{error}; last status: {json.dumps(found.get('status'), indent=1)}") from None
+    ref = published.digest_ref if poll_minutes is None else published.ref
+    obj = catalogs.cluster_catalog(
+        name, ref, labels={CATALOG_LABEL: kind, **SUITE_LABELS}, name_label=True, poll_minutes=poll_minutes
+    )
+    found = await catalogs.serve_catalog(kube, obj, timeout=timeout)
     return ServedCatalog(
         name=name,
-        label={"olm.operatorframework.io/metadata.name": name},
+        label={names.METADATA_NAME_LABEL: name},
         published=published,
         base_url=found["status"]["urls"]["base"],
     )
@@ -230,39 +179,6 @@ async def fixture_catalog(
         await delete_catalog(kube, served.name)
 
 
-@pytest.fixture
-def olmctl(control_plane: ControlPlane) -> Olmctl:
-    """olmctl run as a subprocess against the session's cluster (the olmctl_* test modules)."""
-    return Olmctl(control_plane.kubeconfig, control_plane.ca_file)
-
-
-# --- installer service accounts ----------------------------------------------------------------
-
-
-Installer = Callable[[str], Awaitable[str]]
-"""`await installer(namespace)`: the name of a ServiceAccount there bound to cluster-admin."""
-
-
-@pytest.fixture
-async def installer(kube: Client) -> AsyncIterator[Installer]:
-    """For tests that are not about permissions: a ServiceAccount that may do anything. Its
-    ClusterRoleBinding is deleted after the test (the namespace takes the ServiceAccount)."""
-    bindings: list[str] = []
-
-    async def make(namespace: str) -> str:
-        name = unique("installer")
-        await create_cluster_admin_account(kube, namespace, name, binding=name)
-        bindings.append(name)
-        return name
-
-    try:
-        yield make
-    finally:
-        for name in bindings:
-            with contextlib.suppress(errors.NotFound):
-                await kube.delete(kinds.CLUSTER_ROLE_BINDING, name)
-
-
 # --- ClusterExtensions -------------------------------------------------------------------------
 
 
@@ -296,7 +212,7 @@ async def wait_installed(
         nonlocal found
         found = await extensions.get(name)
         bundle = ((found.get("status") or {}).get("install") or {}).get("bundle") or {}
-        progressing = condition(found, "Progressing")
+        progressing = conditions.of(found, "Progressing")
         return (
             bundle.get("version") == version
             and progressing.get("status") == "True"
@@ -441,38 +357,11 @@ class CustomCatalogs:
     ) -> ServedCatalog:
         """By digest, or by tag (`published.ref`) polled every `poll_interval_minutes` when given
         (catalogd's test minute is one second)."""
-        if poll_interval_minutes is None:
-            served = await serve_catalog(self.kube, published, kind="custom", timeout=timeout)
-            self.served.append(served.name)
-            return served
-        name = unique("e2e-custom")
-        obj = {
-            "apiVersion": CLUSTER_CATALOG.api_version,
-            "kind": CLUSTER_CATALOG.kind,
-            "metadata": {"name": name, "labels": {CATALOG_LABEL: "custom", names.METADATA_NAME_LABEL: name}},
-            "spec": {
-                "source": {
-                    "type": "Image",
-                    "image": {"ref": published.ref, "pollIntervalMinutes": poll_interval_minutes},
-                }
-            },
-        }
-        await self.kube.create(obj)
-        self.served.append(name)
-        found: dict[str, Any] = {}
-
-        async def serving() -> bool:
-            nonlocal found
-            found = dict(await self.kube.get(CLUSTER_CATALOG, name))
-            return condition(found, "Serving").get("status") == "True"
-
-        await eventually(serving, what=f"ClusterCatalog {name} to serve", timeout=timeout)
-        return ServedCatalog(
-            name=name,
-            label={names.METADATA_NAME_LABEL: name},
-            published=published,
-            base_url=found["status"]["urls"]["base"],
+        served = await serve_catalog(
+            self.kube, published, kind="custom", poll_minutes=poll_interval_minutes, timeout=timeout
         )
+        self.served.append(served.name)
+        return served
 
 
 @pytest.fixture

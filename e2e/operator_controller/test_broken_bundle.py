@@ -3,17 +3,13 @@ unknown top-level field. The extension says which object and field, and nothing 
 
 from __future__ import annotations
 
-from e2e.operator_controller.conftest import (
-    Extensions,
-    Installer,
-    ServedCatalog,
-    condition,
-    unique,
-    wait_event,
-)
+from e2e.operator_controller.conftest import Extensions, ServedCatalog, wait_event
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime import conditions
 from olm_runtime.client import kinds
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 
 async def test_broken_bundle_reports_the_offending_object(
@@ -33,9 +29,9 @@ async def test_broken_bundle_reports_the_offending_object(
         message_contains='ConfigMap "wrong-test-configmap" has unknown field "wrongfield"',
         timeout=180,
     )
-    message = condition(found, "Progressing")["message"]
+    message = conditions.of(found, "Progressing")["message"]
     assert '"test-operator.1.0.3"' in message, message
-    assert condition(found, "Installed")["status"] == "False", found["status"]
+    assert conditions.of(found, "Installed")["status"] == "False", found["status"]
 
     revisions = await kube.list(CLUSTER_OBJECT_SET, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
     assert revisions.items == [], "no revision is created from a bundle that cannot be applied"

@@ -8,20 +8,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from e2e.catalogs import delete_catalog
-from e2e.operator_controller.conftest import (
-    Extensions,
-    Installer,
-    ServedCatalog,
-    condition,
-    serve_catalog,
-    unique,
-)
-from hack.images.registry import RegistryClient
+from e2e.operator_controller.conftest import SUITE_LABELS, Extensions, ServedCatalog, serve_catalog
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
+from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.poll import eventually
+from olm_testkit.catalogs import cluster_catalog, delete_catalog
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 UNKNOWN = "DeprecationStatusUnknown"
 BUNDLE_1_0_0 = {"name": "test-operator.1.0.0", "version": "1.0.0"}
@@ -51,8 +47,8 @@ async def test_catalog_deleted_while_installed(
     await delete_catalog(kube, own_catalog.name)
     # The controller has noticed: deprecation can no longer be known, the installation stands.
     found = await extensions.wait_condition(name, "Deprecated", "Unknown", reason=UNKNOWN, timeout=60)
-    assert condition(found, "Installed")["status"] == "True"
-    assert condition(found, "Progressing")["reason"] == "Succeeded"
+    assert conditions.of(found, "Installed")["status"] == "True"
+    assert conditions.of(found, "Progressing")["reason"] == "Succeeded"
     assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
     await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
 
@@ -70,7 +66,7 @@ async def test_catalog_deleted_while_installed(
     assert found["metadata"]["generation"] == 2
     found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded")
     assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
-    assert condition(found, "Deprecated")["reason"] == UNKNOWN  # rolled out without the catalog
+    assert conditions.of(found, "Deprecated")["reason"] == UNKNOWN  # rolled out without the catalog
     deployment = await kube.get(kinds.DEPLOYMENT, "test-operator", namespace=namespace)
     for container in deployment["spec"]["template"]["spec"]["containers"]:
         assert {"name": "E2E_OUTAGE", "value": "catalog-gone"} in container.get("env", []), container
@@ -91,7 +87,7 @@ async def test_catalog_deleted_while_installed(
 
     await eventually(recreated, what="ConfigMap test-configmap to be recreated", timeout=60)
     found = await extensions.get(name)
-    assert condition(found, "Installed")["status"] == "True"
+    assert conditions.of(found, "Installed")["status"] == "True"
     assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
 
 
@@ -104,14 +100,8 @@ async def test_unserved_catalog_is_skipped(
 ) -> None:
     kube = extensions.kube
     broken = unique("e2e-missing")
-    await kube.create(
-        {
-            "apiVersion": CLUSTER_CATALOG.api_version,
-            "kind": CLUSTER_CATALOG.kind,
-            "metadata": {"name": broken, "labels": {names.METADATA_NAME_LABEL: broken}},
-            "spec": {"source": {"type": "Image", "image": {"ref": f"{pusher.host}/{broken}/catalog:latest"}}},
-        }
-    )
+    ref = f"{pusher.host}/{broken}/catalog:latest"
+    await kube.create(cluster_catalog(broken, ref, labels=SUITE_LABELS, name_label=True))
     try:
         selector = {
             "matchExpressions": [
@@ -123,7 +113,7 @@ async def test_unserved_catalog_is_skipped(
         await extensions.create(name, "test", namespace, account, version="1.0.0", selector=selector)
         found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
         assert found["status"]["install"]["bundle"] == BUNDLE_1_0_0
-        assert condition(await kube.get(CLUSTER_CATALOG, broken), "Serving").get("status") != "True"
+        assert conditions.of(await kube.get(CLUSTER_CATALOG, broken), "Serving").get("status") != "True"
 
         # A resolution failure names the catalog that was skipped.
         missing = unique("nothing")
@@ -143,7 +133,7 @@ async def test_unserved_catalog_is_skipped(
             )
             + r"(; \d+ not selected by spec\.source\.catalog\.selector)?"
             + re.escape("; change spec.source.catalog.version to include an available version"),
-            condition(found, "Progressing")["message"],
+            conditions.of(found, "Progressing")["message"],
         )
     finally:
         await delete_catalog(kube, broken)

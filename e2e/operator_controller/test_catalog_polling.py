@@ -6,15 +6,15 @@ from __future__ import annotations
 from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
-    Installer,
     crd_version_annotation,
-    unique,
     wait_event,
     wait_installed,
     wait_revisions,
 )
-from hack.images import realdata
 from olm.api.kinds import CLUSTER_CATALOG
+from olm_testkit.images import realdata
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 PACKAGE = "catfacts-polled"
 

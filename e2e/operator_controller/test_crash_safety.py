@@ -14,14 +14,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from e2e.operator_controller.conftest import SYSTEM_NAMESPACE, Extensions, Installer, ServedCatalog, unique
-from hack.processes import OperatorControllerProcess
-from olm import testing_seams
+from e2e.operator_controller.conftest import SYSTEM_NAMESPACE, Extensions, ServedCatalog
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.process import testing_seams
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
+from olm_testkit.processes import OperatorControllerProcess
 
 
 async def owned(kube: Client, extension: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

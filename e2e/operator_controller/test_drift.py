@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 
-from e2e.operator_controller.conftest import Extensions, Installer, ServedCatalog, unique
+from e2e.operator_controller.conftest import Extensions, ServedCatalog
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.testing.poll import eventually
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 
 async def install_test_operator(

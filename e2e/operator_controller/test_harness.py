@@ -10,9 +10,9 @@ import aiohttp
 import orjson
 
 from e2e.operator_controller.conftest import ServedCatalog
-from hack.processes import CatalogdProcess, OperatorControllerProcess
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
 
 async def served_metas(control_plane: ControlPlane, catalog: ServedCatalog) -> list[dict[str, Any]]:

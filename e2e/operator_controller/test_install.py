@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from e2e.operator_controller.conftest import Extensions, Installer, ServedCatalog, unique
+from e2e.operator_controller.conftest import Extensions, ServedCatalog
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import kinds
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 
 async def test_install_pinned_version(

@@ -3,8 +3,10 @@ require of the configuration, reported as `InvalidConfiguration` until the spec 
 
 from __future__ import annotations
 
-from e2e.operator_controller.conftest import Extensions, Installer, ServedCatalog, unique
+from e2e.operator_controller.conftest import Extensions, ServedCatalog
 from olm_runtime.client import kinds
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 TARGET_NAMESPACES_ANNOTATION = "olm.targetNamespaces"
 

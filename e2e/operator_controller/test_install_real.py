@@ -9,20 +9,16 @@ from typing import Any
 
 import orjson
 
-from e2e.operator_controller.conftest import (
-    Extensions,
-    Installer,
-    ServedCatalog,
-    condition,
-    unique,
-    wait_event,
-)
+from e2e.operator_controller.conftest import Extensions, ServedCatalog, wait_event
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime import conditions
 from olm_runtime.client import Client, kinds
-from olm_runtime.testing import certmanager
-from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.poll import eventually
+from olm_testkit import certmanager
+from olm_testkit.certmanager import CertManager
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 INJECT_CA = "cert-manager.io/inject-ca-from"
 
@@ -115,7 +111,7 @@ async def test_sailoperator_installs_its_large_crds(
     assert "istios.sailoperator.io" in crd_names
     for crd_name in crd_names:
         crd = await kube.get(kinds.CUSTOM_RESOURCE_DEFINITION, crd_name)
-        assert condition(crd, "Established").get("status") == "True", (crd_name, crd.get("status"))
+        assert conditions.of(crd, "Established").get("status") == "True", (crd_name, crd.get("status"))
     deployments = await kube.list(kinds.DEPLOYMENT, namespace=namespace)
     assert [d["metadata"]["name"] for d in deployments.items] == ["sail-operator"]
 

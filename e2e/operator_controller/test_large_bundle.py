@@ -7,19 +7,15 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from e2e.operator_controller.conftest import (
-    SYSTEM_NAMESPACE,
-    Extensions,
-    Installer,
-    ServedCatalog,
-    condition,
-    unique,
-)
+from e2e.operator_controller.conftest import SYSTEM_NAMESPACE, Extensions, ServedCatalog
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime import conditions
 from olm_runtime.client import kinds
-from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.poll import eventually
+from olm_testkit.certmanager import CertManager
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 GZIP_MAGIC = b"\x1f\x8b"
 CONVERTED_CRD = "argocds.argoproj.io"
@@ -77,7 +73,7 @@ async def test_argocd_operator_installs_from_compressed_secrets(
     assert any(value.startswith(GZIP_MAGIC) for value in values), "the largest objects are gzip-compressed"
 
     crd = await kube.get(kinds.CUSTOM_RESOURCE_DEFINITION, CONVERTED_CRD)
-    assert condition(crd, "Established").get("status") == "True", crd.get("status")
+    assert conditions.of(crd, "Established").get("status") == "True", crd.get("status")
     assert crd["spec"]["conversion"]["strategy"] == "Webhook"
 
     async def ca_injected() -> bool:

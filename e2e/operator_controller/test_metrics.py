@@ -10,10 +10,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from e2e.operator_controller.conftest import Extensions, Installer, ServedCatalog, unique, wait_installed
-from hack import monitoring
-from hack.processes import CatalogdProcess, OperatorControllerProcess
+from e2e.operator_controller.conftest import Extensions, ServedCatalog, wait_installed
 from olm_runtime.testing.poll import eventually
+from olm_testkit import monitoring
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
 
 async def _scrape(process: CatalogdProcess | OperatorControllerProcess) -> list[Sample]:

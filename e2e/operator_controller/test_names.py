@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from e2e.operator_controller.conftest import Extensions, Installer, ServedCatalog
+from e2e.operator_controller.conftest import Extensions, ServedCatalog
+from olm_testkit.plugin import Installer
 
 
 async def test_a_name_longer_than_a_label_value_is_blocked_with_the_reason(

@@ -18,22 +18,19 @@ import certifi
 import pytest
 import yaml
 
-from e2e.cli.test_olmctl import Olmctl, Result
-from e2e.operator_controller.conftest import (
-    Extensions,
-    Installer,
-    ServedCatalog,
-    unique,
-)
+from e2e.operator_controller.conftest import Extensions, ServedCatalog
 from e2e.operator_controller.test_removal import revision_objects
-from hack.processes import token_kubeconfig
 from olm.api import names
 from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.cli.main import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from olm_runtime.client import Client, errors, kinds
-from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
+from olm_testkit.certmanager import CertManager
+from olm_testkit.names import unique
+from olm_testkit.olmctl import Olmctl, Result
+from olm_testkit.plugin import Installer
+from olm_testkit.processes import token_kubeconfig
 
 CRD = "sleepinfos.kube-green.com"
 

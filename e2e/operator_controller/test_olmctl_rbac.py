@@ -28,27 +28,22 @@ from typing import Any
 import pytest
 import yaml
 
-from e2e.cli.test_olmctl import Olmctl
-from e2e.operator_controller.conftest import (
-    CustomCatalogs,
-    Extensions,
-    ServedCatalog,
-    condition,
-    unique,
-    wait_installed,
-)
+from e2e.operator_controller.conftest import CustomCatalogs, Extensions, ServedCatalog, wait_installed
 from e2e.operator_controller.test_permissions_flow import PREAUTH, permission_lines
-from hack.images import realdata
-from hack.processes import token_kubeconfig
 from olm.api import names
-from olm.cli.leastprivilege import role_name
 from olm.cli.main import EXIT_OK
+from olm.cli.rbac.leastprivilege import role_name
+from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds, load_config
 from olm_runtime.testing import settle
-from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit.certmanager import CertManager
+from olm_testkit.images import realdata
+from olm_testkit.names import unique
+from olm_testkit.olmctl import Olmctl
+from olm_testkit.processes import token_kubeconfig
 
 FIELD_MANAGER = "e2e-rbac"
 INSTALL_TIMEOUT = 240.0
@@ -363,11 +358,11 @@ async def test_with_one_rule_left_out_the_preflight_lists_exactly_that_rule(
                 message_contains=PREAUTH,
                 timeout=INSTALL_TIMEOUT,
             )
-            message = condition(found, "Progressing")["message"]
+            message = conditions.of(found, "Progressing")["message"]
             bundle = 'error for resolved bundle "kube-green.v0.7.1" with version "0.7.1": '
             assert message.startswith(bundle), message
             assert permission_lines(message.removeprefix(bundle)) == [line.format(namespace=namespace)]
-            assert condition(found, "Installed")["status"] == "False"
+            assert conditions.of(found, "Installed")["status"] == "False"
             await extensions.delete_and_wait_gone(name)
         finally:
             await delete_cluster_scoped(kube, rbac)

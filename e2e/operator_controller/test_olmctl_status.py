@@ -14,22 +14,18 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from e2e.cli.test_olmctl import Olmctl, Result
-from e2e.operator_controller.conftest import (
-    Extensions,
-    Installer,
-    ServedCatalog,
-    condition,
-    unique,
-    wait_installed,
-)
-from hack.processes import token_kubeconfig
+from e2e.operator_controller.conftest import Extensions, ServedCatalog, wait_installed
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.cli.main import EXIT_FAILED, EXIT_OK
 from olm.pipeline.resolve import Advice
+from olm_runtime import conditions
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
+from olm_testkit.names import unique
+from olm_testkit.olmctl import Olmctl, Result
+from olm_testkit.plugin import Installer
+from olm_testkit.processes import token_kubeconfig
 
 
 def _fields(text: str) -> dict[str, str]:
@@ -54,14 +50,14 @@ async def _wait_message(
         nonlocal found, wanted
         found = await extensions.get(name)
         wanted = await expected()
-        return bool(condition(found, "Progressing").get("message") == wanted)
+        return bool(conditions.of(found, "Progressing").get("message") == wanted)
 
     try:
         await eventually(says, what=f"ClusterExtension {name} to say why it is stuck", timeout=120)
     except AssertionError as error:
-        got = condition(found, "Progressing").get("message")
+        got = conditions.of(found, "Progressing").get("message")
         raise AssertionError(f"{error}\nwanted: {wanted}\n   got: {got}") from None
-    progressing = condition(found, "Progressing")
+    progressing = conditions.of(found, "Progressing")
     assert (progressing["status"], progressing["reason"]) == ("True", "Retrying")
     return found
 
@@ -153,7 +149,7 @@ async def test_a_selector_that_matches_no_catalog(
         )
 
     found = await _wait_message(extensions, name, expected)
-    assert condition(found, "Installed")["message"] == condition(found, "Progressing")["message"]
+    assert conditions.of(found, "Installed")["message"] == conditions.of(found, "Progressing")["message"]
 
     as_json = (await olmctl("status", name, "-o", "json")).json()
     assert (as_json["health"], as_json["nextStep"]) == ("Stuck", str(Advice.SELECTOR))

@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
-from e2e.operator_controller.conftest import Extensions, Installer, ServedCatalog, condition, unique
+from e2e.operator_controller.conftest import Extensions, ServedCatalog
+from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 CRD_NAME = "olme2etests.olm.operatorframework.io"
 DEPLOYMENT = "test-operator"
@@ -78,10 +81,10 @@ async def test_second_extension_of_a_package_reports_the_collision(
         message_contains="revision object collisions",
         timeout=180,
     )
-    message = condition(found, "Progressing")["message"]
+    message = conditions.of(found, "Progressing")["message"]
     assert CRD_NAME in message, message
     assert first_revision in message, message
-    assert condition(found, "Installed")["status"] == "False", found["status"]
+    assert conditions.of(found, "Installed")["status"] == "False", found["status"]
     assert "install" not in found["status"] or found["status"]["install"] is None
 
     # Nothing past the colliding phase was applied for the second extension ...

@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from e2e.operator_controller.conftest import SYSTEM_NAMESPACE, Extensions, ServedCatalog, condition, unique
+from e2e.operator_controller.conftest import SYSTEM_NAMESPACE, Extensions, ServedCatalog
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
+from olm_testkit.names import unique
 
 PREAUTH = "pre-authorization failed: service account requires the following permissions"
 LINE = re.compile(
@@ -72,7 +74,7 @@ async def test_missing_permissions_are_listed_then_granted(
     found = await extensions.wait_condition(
         name, "Progressing", "True", reason="Retrying", message_contains=PREAUTH, timeout=180
     )
-    message = condition(found, "Progressing")["message"]
+    message = conditions.of(found, "Progressing")["message"]
     bundle = 'error for resolved bundle "test-operator.1.0.0" with version "1.0.0": '
     assert message.startswith(bundle + PREAUTH), message
     lines = permission_lines(message.removeprefix(bundle))
@@ -94,7 +96,7 @@ async def test_missing_permissions_are_listed_then_granted(
         "Verbs:[delete,get,patch,update]",
     ):
         assert line in lines, f"{line!r} not in:\n" + "\n".join(lines)
-    assert condition(found, "Installed")["status"] == "False"
+    assert conditions.of(found, "Installed")["status"] == "False"
     assert await owned(kube, name) == ([], [])
 
     # Grant exactly the lines: cluster-wide ones with a ClusterRole, the namespace's with a Role.

@@ -14,16 +14,18 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from e2e.kubeletvolume import project
 from e2e.oci.authregistry import PASSWORD, SECRET, USER, dockerconfigjson, htpasswd_registry
-from e2e.operator_controller.conftest import CustomCatalogs, Extensions, Installer, unique
-from hack.images import realdata
-from hack.images.registry import RegistryClient
-from hack.processes import OperatorControllerProcess
+from e2e.operator_controller.conftest import CustomCatalogs, Extensions
 from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.pki import CertificateAuthority
 from olm_runtime.testing.registry import Registry
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.kubeletvolume import project
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
+from olm_testkit.processes import OperatorControllerProcess
 
 
 async def test_bundle_pull_recovers_after_ca_bundle_and_pull_secret_arrive(

@@ -23,20 +23,17 @@ from typing import Any
 
 import pytest
 
-from e2e.operator_controller.conftest import (
-    Extensions,
-    Installer,
-    ServedCatalog,
-    unique,
-)
-from hack.deploy import kustomize
-from hack.processes import OperatorControllerProcess, token_kubeconfig
+from e2e.operator_controller.conftest import Extensions, ServedCatalog
 from olm.api import names
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing import settle
-from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
+from olm_testkit.certmanager import CertManager
+from olm_testkit.deploy import kustomize
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
+from olm_testkit.processes import OperatorControllerProcess, token_kubeconfig
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "operator-controller"
 SHARED_DRIFT_WATCHES = MANIFESTS.parent / "shared-drift-watches"

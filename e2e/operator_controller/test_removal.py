@@ -9,17 +9,13 @@ from typing import Any
 
 import orjson
 
-from e2e.operator_controller.conftest import (
-    SYSTEM_NAMESPACE,
-    Extensions,
-    Installer,
-    ServedCatalog,
-    unique,
-)
+from e2e.operator_controller.conftest import SYSTEM_NAMESPACE, Extensions, ServedCatalog
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.testing.poll import eventually
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 
 async def revision_objects(kube: Client, cos: dict[str, Any]) -> list[dict[str, Any]]:

@@ -8,19 +8,19 @@ from typing import Any
 from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
-    Installer,
     ServedCatalog,
     crd_version_annotation,
     list_revisions,
-    unique,
     wait_event,
     wait_installed,
     wait_revisions,
 )
-from hack.images import realdata
 from olm.api import names
 from olm_runtime.client import kinds
 from olm_runtime.testing.poll import eventually
+from olm_testkit.images import realdata
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 RETENTION_LIMIT = 5
 """operator-controller's default number of archived revisions kept per extension."""

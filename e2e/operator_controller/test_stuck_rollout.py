@@ -3,14 +3,9 @@ rolled out past it (upstream reuses the stuck revision until it completes or is 
 
 from __future__ import annotations
 
-from e2e.operator_controller.conftest import (
-    Extensions,
-    Installer,
-    ServedCatalog,
-    unique,
-    wait_installed,
-    wait_revisions,
-)
+from e2e.operator_controller.conftest import Extensions, ServedCatalog, wait_installed, wait_revisions
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 
 async def test_a_stuck_rollout_does_not_stop_the_next_one(

@@ -13,14 +13,14 @@ from typing import Any
 from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
-    Installer,
     ServedCatalog,
-    unique,
     wait_installed,
     wait_revisions,
 )
-from hack.images import realdata
 from olm_runtime.client import kinds
+from olm_testkit.images import realdata
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 CRD_NAME = "catfacts.ryanmillerc.github.io"
 PACKAGE = "catfacts-safety"

@@ -14,19 +14,19 @@ from typing import Any
 
 from e2e.operator_controller.conftest import (
     Extensions,
-    Installer,
     ServedCatalog,
-    condition,
     list_revisions,
     revision_states,
-    unique,
     wait_event,
     wait_installed,
     wait_revisions,
 )
 from olm import fbc, semver
 from olm.api import names
-from olm_runtime.testing.certmanager import CertManager
+from olm_runtime import conditions
+from olm_testkit.certmanager import CertManager
+from olm_testkit.names import unique
+from olm_testkit.plugin import Installer
 
 
 def expected_successor(
@@ -119,7 +119,7 @@ async def test_sailoperator_moves_along_skip_ranges_when_range_and_channel_widen
         reason="Retrying",
         message_contains='with version "1.25.2": validating upgrade for CRD "istiocnis.sailoperator.io": ',
     )
-    message = condition(found, "Progressing")["message"]
+    message = conditions.of(found, "Progressing")["message"]
     assert 'validating upgrade for CRD "istios.sailoperator.io": ' in message
     assert "default value changed" in message
     assert install_bundle(found) == {"name": "sailoperator.v1.25.0", "version": "1.25.0"}
@@ -237,10 +237,10 @@ async def test_non_successor_is_refused_until_self_certified(
         + re.escape(
             "; request a successor version, or set upgradeConstraintPolicy: SelfCertified to skip the graph"
         ),
-        condition(found, "Progressing")["message"],
+        conditions.of(found, "Progressing")["message"],
     )
     assert install_bundle(found) == {"name": "test-operator.1.0.0", "version": "1.0.0"}
-    assert condition(found, "Installed")["status"] == "True"
+    assert conditions.of(found, "Installed")["status"] == "True"
     assert revision_states(await list_revisions(extensions.kube, name)) == {f"{name}-1": "Active"}
 
     await extensions.patch_spec(name, {"source": {"catalog": {"upgradeConstraintPolicy": "SelfCertified"}}})

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from olm import startup
+from olm.process import startup
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.pki import CertificateAuthority
 from olm_runtime.testing.process import free_ports

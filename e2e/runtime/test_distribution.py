@@ -1,9 +1,11 @@
 """olm-runtime is a distribution of its own: its wheel, installed alone into a fresh virtualenv (no
-olm, no pydantic), runs the example controller against the real control plane, registers the test
-kit's fixtures with pytest and starts a local control plane with `python -m olm_runtime.testing`.
+olm, no pydantic, nothing of this checkout's `hack/`), runs the example controller (`examples/`)
+against the real control plane, registers the test kit's fixtures with pytest, finds the pinned
+control-plane binaries and starts a local control plane with `python -m olm_runtime.testing`.
 
 Both wheels are built from this checkout with uv (its cache holds hatchling), and the virtualenv
-gets olm-runtime's dependencies at the versions uv.lock pins, hash-checked.
+gets olm-runtime's dependencies at the versions uv.lock pins, hash-checked. The virtualenv's runtime
+is pointed at the binaries the session already has (never at a Go build, which takes minutes).
 """
 
 from __future__ import annotations
@@ -15,21 +17,22 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from hack.examples.greeter.controller import GREETING
+from examples.greeter.controller import GREETING
 from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds, load_config
+from olm_runtime.testing import binaries
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 from olm_runtime.testing.poll import eventually
 
 REPO = Path(__file__).resolve().parents[2]
-GREETER = ("hack/__init__.py", "hack/examples/__init__.py", "hack/examples/greeter")
-"""The example controller and its parent packages, copied without the rest of `hack`."""
+EXAMPLES = "examples"
+"""The example controllers, copied as a user's project would hold them."""
 
 
 @dataclass(frozen=True)
@@ -45,17 +48,25 @@ class RuntimeVenv:
         return self.root / "bin" / "python"
 
     def env(self, **extra: str) -> dict[str, str]:
-        """The environment without anything that would put this checkout on sys.path."""
-        env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME"}}
+        """The environment without anything that would put this checkout on sys.path or name its
+        binaries (the tests say where the binaries are)."""
+        dropped = {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "OLMPY_ASSETS", "OLM_RUNTIME_CACHE_DIR"}
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
         return {**env, "VIRTUAL_ENV": str(self.root), **extra}
 
     def run(
-        self, args: Sequence[str], *, cwd: Path, timeout: float = 60, **extra: str
+        self,
+        args: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float = 60,
+        environment: Mapping[str, str] | None = None,
+        **extra: str,
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.python), *args],
             cwd=cwd,
-            env=self.env(**extra),
+            env=self.env(**(environment or {}), **extra),
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -112,6 +123,18 @@ def test_each_wheel_ships_only_its_own_package(runtime_venv: RuntimeVenv) -> Non
     assert packages == {"olm_runtime"}
     assert "olm_runtime/testing/pytest_plugin.py" in runtime
     assert "olm_runtime/testing/__main__.py" in runtime
+    # The pinned versions of the control plane ship as package data, file for file the checkout's
+    # (so the wheel's cache keys are the checkout's); OLM's own wrapper modules and node do not.
+    gomod = REPO / "olm_runtime" / "testing" / "gomod"
+    shipped = sorted(name for name in runtime if name.startswith("olm_runtime/testing/gomod/"))
+    assert shipped == sorted(
+        f"olm_runtime/{p.relative_to(REPO / 'olm_runtime')}" for p in gomod.rglob("*") if p.is_file()
+    )
+    for module in ("etcd", "kubernetes", "kwok"):
+        assert f"olm_runtime/testing/gomod/{module}/go.sum" in shipped
+    assert not [
+        name for name in runtime if name.startswith(("olm_runtime/testing/node", "olm_runtime/testing/cert"))
+    ]
     assert not [name for name in runtime if "__pycache__" in name]
     assert "[pytest11]" in _metadata(runtime_venv.wheels["olm_runtime"], "entry_points.txt")
     requires = _metadata(runtime_venv.wheels["olm_runtime"], "METADATA")
@@ -128,26 +151,20 @@ def test_olm_runtime_installs_without_olm(runtime_venv: RuntimeVenv, tmp_path: P
     probe = (
         "import importlib.util, olm_runtime.manager, olm_runtime.controller\n"
         "print(olm_runtime.__file__)\n"
-        "print(*(importlib.util.find_spec(m) is None for m in ('olm', 'pydantic', 'hack')))\n"
+        "print(*(importlib.util.find_spec(m) is None for m in ('olm', 'pydantic', 'hack', 'olm_testkit')))\n"
     )
     result = runtime_venv.run(["-c", probe], cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     location, absent = result.stdout.splitlines()
     assert Path(location).is_relative_to(runtime_venv.root)
-    assert absent == "True True True"
+    assert absent == "True True True True"
 
 
 @pytest.fixture
 def greeter_source(tmp_path: Path) -> Path:
-    """The example controller alone, as a user's project would hold it."""
+    """The example controllers alone, as a user's project would hold them."""
     source = tmp_path / "src"
-    for relative in GREETER:
-        target = source / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if (REPO / relative).is_dir():
-            shutil.copytree(REPO / relative, target, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(REPO / relative, target)
+    shutil.copytree(REPO / EXAMPLES, source / EXAMPLES, ignore=shutil.ignore_patterns("__pycache__"))
     return source
 
 
@@ -159,7 +176,7 @@ async def greeter(
     log = greeter_source.parent / "greeter.log"
     with log.open("wb") as output:
         proc = await asyncio.create_subprocess_exec(
-            str(runtime_venv.python), "-m", "hack.examples.greeter",
+            str(runtime_venv.python), "-m", "examples.greeter",
             f"--kubeconfig={control_plane.kubeconfig}", f"--lease-namespace={namespace}",
             "--metrics-bind-address=0", "--health-probe-bind-address=0",
             cwd=greeter_source, env=runtime_venv.env(), stdout=output, stderr=subprocess.STDOUT,
@@ -227,6 +244,53 @@ async def test_example_controller_runs_from_the_runtime_wheel(
     await eventually(gone, what="the Greeting to be deleted after its finalizer")
 
 
+CONTROL_PLANE_OUTPUTS = sorted(name for target in binaries.CONTROL_PLANE for name in target.outputs)
+
+
+def _binary_cache(control_plane_binaries: Path) -> Path | None:
+    """The build cache the session's binaries were assembled in (`<cache>/<release>-<key>/`, beside
+    `<cache>/targets/`), or None when they come from elsewhere (`$OLMPY_ASSETS`)."""
+    cache = control_plane_binaries.parent
+    return cache if (cache / "targets").is_dir() else None
+
+
+@pytest.fixture(scope="module")
+def venv_binaries(
+    runtime_venv: RuntimeVenv, control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """The environment under which the virtualenv's runtime finds the control-plane binaries without
+    building any: the session's build cache, where `binaries --no-build` finds the runtime's targets
+    (and links its own directory of them), else `$OLMPY_ASSETS` naming the session's directory."""
+    cache = _binary_cache(control_plane_binaries)
+    if cache is None:
+        return {"OLMPY_ASSETS": str(control_plane_binaries)}
+    env = {"OLM_RUNTIME_CACHE_DIR": str(cache)}
+    args = ["-m", "olm_runtime.testing", "binaries", "--no-build"]
+    result = runtime_venv.run(args, cwd=tmp_path_factory.mktemp("binaries"), environment=env)
+    assert result.returncode == 0, result.stderr
+    return env
+
+
+def test_the_wheel_finds_the_binaries_of_its_pins_without_building(
+    runtime_venv: RuntimeVenv, control_plane_binaries: Path, tmp_path: Path
+) -> None:
+    cache = _binary_cache(control_plane_binaries)
+    if cache is None:
+        pytest.skip("the session's binaries come from $OLMPY_ASSETS, not from a build cache")
+    args = ["-m", "olm_runtime.testing", "binaries", "--no-build"]
+    result = runtime_venv.run(args, cwd=tmp_path, OLM_RUNTIME_CACHE_DIR=str(cache))
+    assert result.returncode == 0, result.stderr
+    located = Path(result.stdout.strip())
+    # The wheel's wrapper modules key the cache as this checkout's do: the same directory.
+    assert located == binaries.assembled_dir(binaries.CONTROL_PLANE, cache)
+    assert sorted(path.name for path in located.iterdir()) == CONTROL_PLANE_OUTPUTS
+
+    empty = runtime_venv.run(args, cwd=tmp_path, OLM_RUNTIME_CACHE_DIR=str(tmp_path / "empty"))
+    assert empty.returncode == 1
+    assert "not built yet" in empty.stderr
+    assert "`python -m olm_runtime.testing binaries` builds them" in empty.stderr
+
+
 PLUGIN_TEST = """
 from olm_runtime.client import kinds
 
@@ -246,7 +310,7 @@ asyncio_default_test_loop_scope = session
 
 
 def test_pytest_plugin_gives_the_fixtures_to_a_project_of_its_own(
-    runtime_venv: RuntimeVenv, control_plane_binaries: Path, tmp_path: Path
+    runtime_venv: RuntimeVenv, venv_binaries: dict[str, str], tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -256,7 +320,7 @@ def test_pytest_plugin_gives_the_fixtures_to_a_project_of_its_own(
         ["-m", "pytest", "-q", "-p", "no:cacheprovider"],
         cwd=project,
         timeout=180,
-        OLMPY_ASSETS=str(control_plane_binaries),
+        environment=venv_binaries,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "1 passed" in result.stdout
@@ -271,12 +335,12 @@ def own_state_dir(tmp_path: Path, control_plane_binaries: Path) -> Iterator[Path
 
 
 async def test_module_starts_a_control_plane_for_the_user(
-    runtime_venv: RuntimeVenv, control_plane_binaries: Path, own_state_dir: Path, tmp_path: Path
+    runtime_venv: RuntimeVenv, venv_binaries: dict[str, str], own_state_dir: Path, tmp_path: Path
 ) -> None:
     async def cli(command: str) -> subprocess.CompletedProcess[str]:
         args = ["-m", "olm_runtime.testing", command, f"--state-dir={own_state_dir}"]
         return await asyncio.to_thread(
-            runtime_venv.run, args, cwd=tmp_path, timeout=180, OLMPY_ASSETS=str(control_plane_binaries)
+            runtime_venv.run, args, cwd=tmp_path, timeout=180, environment=venv_binaries
         )
 
     up = await cli("up")

@@ -1,6 +1,8 @@
-"""Builds the pinned control-plane binaries and runs them on loopback (see `python -m hack.controlplane`).
+"""OLM's binaries and the local control plane `make run` and `make cluster-up` use (see
+`python -m hack.controlplane`).
 
-The processes themselves are started by `olm_runtime.testing.controlplane`, which ships with the
-runtime so that teams embedding it can run the same control plane in their own tests; this package
-adds what only this repository has: the Go wrapper modules that pin the versions and build them.
+The control plane itself, its pinned versions and the machinery that builds binaries from pinned Go
+modules ship with the runtime (`olm_runtime.testing`), so that teams embedding it run the same control
+plane in their own tests; this package adds what only this repository needs: the real node's, the
+cert-manager's and the test tools' wrapper modules, built with that machinery (`build`).
 """

@@ -1,9 +1,10 @@
 """Local control plane and registry: `python -m hack.controlplane build|up|down|status|selfcheck`.
 
-`up` builds the pinned binaries if needed, then starts (or reuses) the control plane and the registry
-in the state directory (`$OLMPY_STATE_DIR`, default `~/.cache/olm-py/state/dev`) and leaves them
-running; `down` stops them. `selfcheck` creates a Deployment and times how long it takes to become
-Available on the kwok nodes.
+`build [--set run|test]` builds the pinned binaries of a set if needed and prints their directory
+(`test`, everything, by default; `run`, what `make run` starts). `up` builds the `run` set if needed,
+then starts (or reuses) the control plane and the registry in the state directory
+(`$OLMPY_STATE_DIR`, default `~/.cache/olm-py/state/dev`) and leaves them running; `down` stops them.
+`selfcheck` creates a Deployment and times how long it takes to become Available on the kwok nodes.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import time
 from pathlib import Path
 
 from hack.controlplane import build
-from olm_runtime.testing import nodenet, process
+from olm_runtime.testing import process
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 from olm_runtime.testing.registry import Registry, RegistryOptions
+from olm_testkit import nodenet
 
 
 def state_dir() -> Path:
@@ -52,7 +54,7 @@ def _mib(value: int) -> str:
 
 
 def cmd_up() -> int:
-    control_plane = make_control_plane(build.ensure_binaries())
+    control_plane = make_control_plane(build.ensure_binaries("run"))
     seconds = control_plane.up()
     print(f"control plane ready (API server up, kwok nodes Ready) in {seconds:.1f}s")
     registry = make_registry(control_plane)
@@ -69,7 +71,7 @@ Stop:  make cluster-down""")
 
 
 def cmd_down() -> int:
-    control_plane = make_control_plane(build.binary_dir())
+    control_plane = make_control_plane(build.binary_dir("run"))
     make_registry(control_plane).down()
     control_plane.down()
     print("control plane and registry stopped")
@@ -77,7 +79,7 @@ def cmd_down() -> int:
 
 
 def cmd_status() -> int:
-    control_plane = make_control_plane(build.binary_dir())
+    control_plane = make_control_plane(build.binary_dir("run"))
     if not (control_plane.state_dir / "state.json").exists():
         print("control plane: down")
         return 1
@@ -90,7 +92,7 @@ def cmd_status() -> int:
 
 
 def cmd_selfcheck() -> int:
-    control_plane = make_control_plane(build.binary_dir())
+    control_plane = make_control_plane(build.binary_dir("run"))
     control_plane.up()
     rest = control_plane.rest
     name = f"selfcheck-{int(time.time())}"
@@ -127,10 +129,16 @@ def cmd_selfcheck() -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hack.controlplane", description=__doc__)
     parser.add_argument("command", choices=("build", "up", "down", "status", "selfcheck"))
+    parser.add_argument(
+        "--set",
+        choices=tuple(build.SETS),
+        default="test",
+        help="build: which binaries (run: what `make run` starts; test: everything, the default)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            print(build.ensure_binaries())
+            print(build.ensure_binaries(args.set))
             return 0
         return {"up": cmd_up, "down": cmd_down, "status": cmd_status, "selfcheck": cmd_selfcheck}[
             args.command

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hack import generated
-from hack.crdgen.crd import render_all
 from olm.api import names
+from olm.api.crdgen.crd import render_all
 from olm.api.models import RESOURCES
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "manifests" / "crds"

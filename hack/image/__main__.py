@@ -14,8 +14,8 @@ from pathlib import Path
 
 from hack.controlplane import __main__ as controlplane
 from hack.controlplane import build as controlplane_build
-from hack.image import build, oci
-from hack.image.layer import LayerError
+from olm_testkit.image import build, oci
+from olm_testkit.image.layer import LayerError
 
 DEFAULT_TAG = "dev"
 

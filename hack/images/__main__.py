@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from hack.images.layout import bundle_image, catalog_image
-from hack.images.registry import Reference, RegistryClient, RegistryError
+from olm_testkit.images.layout import bundle_image, catalog_image
+from olm_testkit.images.registry import Reference, RegistryClient, RegistryError
 
 
 def main(argv: list[str] | None = None) -> int:

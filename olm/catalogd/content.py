@@ -23,10 +23,11 @@ import re
 import time
 from dataclasses import dataclass
 
-from olm import fbc, memory, oci
+from olm import fbc, oci
 from olm.catalogd import blobprune, metrics
 from olm.catalogd.storage import Storage, StoredCatalog
 from olm.catalogd.unpack import Unpacker, UnpackError
+from olm.process import memory
 from olm_runtime import controller, tracing
 
 _ADDRESS = re.compile(r"(?:read|write|dial) (?:tcp|udp)[46]? \S+(?: ?-> ?\S+)?: ")

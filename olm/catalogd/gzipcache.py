@@ -8,6 +8,9 @@ cache holds `max_bytes`. Keys start with the content hash of the stored catalog,
 of a catalog can never be answered with the old one's bytes; its old entries simply age out.
 Bodies whose uncompressed size exceeds `max_body_bytes` are not built in memory at all: the server
 streams and compresses them on the fly as before.
+
+Each compression runs in a task of the cache's `Background`, so a requester that goes away does not
+cancel it for the others; `aclose` (when the server stops) cancels what is still running.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
+
+from olm.catalogd.background import Background
 
 
 class CompressedBodies:
@@ -28,6 +33,7 @@ class CompressedBodies:
         self._entries: OrderedDict[str, bytes] = OrderedDict()
         self._size = 0
         self._pending: dict[str, asyncio.Task[bytes]] = {}
+        self._background = Background("gzip-bodies")
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -49,17 +55,26 @@ class CompressedBodies:
             return body
         task = self._pending.get(key)
         if task is None:
-            task = asyncio.ensure_future(asyncio.to_thread(compress))
+            # A body whose file went away (the catalog was replaced) fails its waiters, who answer
+            # 503; nothing else is expected of a compression.
+            task = self._background.spawn(
+                asyncio.to_thread(compress), name=f"gzip {key[:12]}", expected=(FileNotFoundError,)
+            )
             self._pending[key] = task
             task.add_done_callback(lambda done: self._finished(key, done))
         # A requester that goes away must not cancel the compression the others wait for.
         return await asyncio.shield(task)
 
+    async def aclose(self) -> None:
+        """Cancel the compressions still running and wait for them (their threads run to the end
+        of their body, unobserved); later `get`s that miss raise `background.Closed`."""
+        await self._background.aclose()
+
     def _finished(self, key: str, task: asyncio.Task[bytes]) -> None:
         self._pending.pop(key, None)
         if task.cancelled():
             return
-        if task.exception() is not None:  # retrieved here, so a failure nobody awaits is not logged
+        if task.exception() is not None:  # the background logged it; the waiters got it
             return
         self._put(key, task.result())
 

@@ -13,23 +13,26 @@ What runs, on which replica (see `docs/catalogd/controller.md`):
 The storage directory survives restarts: served catalogs are served again at once and blobs in the
 cache are never downloaded twice. SIGTERM and SIGINT stop everything gracefully. An API server that
 cannot be reached or used at start ends the process with one log line naming the address and the
-cause, and exit code 1 (`olm.startup`).
+cause, and exit code 1 (`olm.process.startup`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, process, processflags, pullconfig, testing_seams
+from olm import oci
 from olm.api.kinds import CLUSTER_CATALOG
 from olm.catalogd import controller, follower, gc, metrics, webhook
 from olm.catalogd.content import Content
 from olm.catalogd.server import CatalogServer, ServerOptions
 from olm.catalogd.storage import Storage
 from olm.catalogd.unpack import Unpacker
+from olm.process import flags, pullconfig, testing_seams
+from olm.process import main as process
 from olm_runtime import logging
 from olm_runtime.manager import Manager, WebhookOptions, runnable_from
 
@@ -40,7 +43,7 @@ _log = logging.get_logger("catalogd.main")
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="catalogd", description="Unpacks and serves OLM v1 File-Based Catalogs.")
-    processflags.add_common_flags(
+    flags.add_common_flags(
         p,
         lease_name=LEASE_NAME,
         leader_help="elect one replica to reconcile (every replica serves content either way)",
@@ -88,15 +91,18 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
         if args.webhook_cert_dir is not None:
             host, port = _split_address(args.webhook_bind_address, "")
             webhook_options = WebhookOptions(host=host, port=port, cert_dir=args.webhook_cert_dir)
-        options = processflags.manager_options(
+        options = flags.manager_options(
             args, webhook=webhook_options, scoped=(CLUSTER_CATALOG,), scope_selector=seams.scope_selector
         )
         manager = Manager(client, options=options)
-        registry_options = processflags.registry_options(args, cache_dir=storage_dir, user_agent="catalogd")
-        async with oci.RegistryClient(registry_options) as registry:
+        registry_options = flags.registry_options(args, cache_dir=storage_dir, user_agent="catalogd")
+        # The storage is closed after the manager stopped: the gzip forms still being written stop.
+        async with (
+            oci.RegistryClient(registry_options) as registry,
+            contextlib.aclosing(Storage(storage_dir / "catalogs")) as storage,
+        ):
             await pullconfig.follow_global_pull_secret(manager, args.global_pull_secret, registry, "catalogd")
             metrics.register_registry_client(registry.statistics)
-            storage = Storage(storage_dir / "catalogs")
             storage.recover()
             unpacker = Unpacker(registry, storage_dir / "unpack")
             content = Content(registry, unpacker, storage)
@@ -117,7 +123,8 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                 manager,
                 content,
                 controller.ControllerOptions(
-                    base_url=_base_url(args.external_address), seconds_per_minute=seams.poll_minute_seconds
+                    base_url=_base_url(args.external_address),
+                    seconds_per_minute=seams.poll_minute_seconds,
                 ),
             )
             if args.leader_elect:

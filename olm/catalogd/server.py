@@ -14,7 +14,9 @@
   compressed off the event loop, once per catalog version and query, and kept in memory up to
   `metas_gzip_cache_bytes` (`gzipcache`); answers too large for it are compressed while streaming.
 - 400 for a name that is not a DNS-1123 subdomain, 404 for a catalog not being served, 405 (with
-  `Allow`) for other methods. TLS only, 1.2 or newer, with certificate reload (`tls`).
+  `Allow`) for other methods. TLS only, 1.2 or newer, ALPN `http/1.1`, with the certificate
+  reloaded when its files change (the runtime's `olm_runtime.manager.certwatcher`, as the webhook
+  and metrics servers do).
 
 Bodies stream from disk in chunks read by worker threads; nothing loads a catalog into memory. A
 client that stops reading for `write_stall_timeout` seconds is disconnected; a slow client that
@@ -30,6 +32,10 @@ parser rejects is a 400 logged as one line, without a traceback.
 Every request is timed in `catalogd_http_request_duration_seconds{code}`, its body counted in
 `catalogd_http_response_bytes_total{endpoint,code}`, and logged with structlog, inside a tracing
 server span that continues the caller's trace (W3C `traceparent`).
+
+What outlives a request runs in tasks the server owns (`background`): the catch-up of a catalog
+this replica does not hold yet, and the gzip bodies of `metas` answers (`gzipcache`). They are
+cancelled and awaited when the server stops.
 """
 
 from __future__ import annotations
@@ -39,20 +45,22 @@ import hashlib
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aiohttp import http_exceptions, web
 from opentelemetry import trace
 
 from olm.catalogd import conditional, metrics
+from olm.catalogd.background import Background
 from olm.catalogd.gzipcache import CompressedBodies
 from olm.catalogd.sections import SectionReader
 from olm.catalogd.storage import Storage, StoredCatalog, is_valid_name
-from olm.catalogd.tls import ReloadingContext
 from olm_runtime import tracing
 from olm_runtime.logging import get_logger
+from olm_runtime.manager.certwatcher import CertWatcher
 
 _log = get_logger("catalogd.server")
 JSONL = "application/jsonl"
@@ -64,7 +72,7 @@ class ServerOptions:
     """Where and how the content server listens."""
 
     cert_file: Path
-    """PEM certificate chain; reloaded when the file changes."""
+    """PEM certificate chain; reloaded when the file (or `key_file`) changes."""
     key_file: Path
     """PEM private key of `cert_file`."""
     host: str = "0.0.0.0"
@@ -110,7 +118,7 @@ class NotHeldHere(Exception):
     """`catch_up` cannot get the catalog onto this replica now (the message says why)."""
 
 
-CatchUp = Callable[[str], Awaitable[StoredCatalog | None]]
+CatchUp = Callable[[str], Coroutine[Any, Any, StoredCatalog | None]]
 """Given a catalog name this replica does not serve: the version it should serve, fetched now, or
 None when the catalog is not to be served at all."""
 
@@ -124,12 +132,19 @@ class CatalogServer:
         self.catch_up = catch_up
         """Asked on a miss: a replica behind the leader (which reported the catalog served before
         this one stored it) fetches it while the request waits, instead of answering 404."""
-        self.tls = ReloadingContext(
-            options.cert_file, options.key_file, interval=options.cert_reload_interval
+        self.certificates = CertWatcher(
+            options.cert_file,
+            options.key_file,
+            poll_interval=options.cert_reload_interval,
+            alpn_protocols=("http/1.1",),
         )
+        """The serving certificate, read now (a missing or bad pair fails here) and while `start`
+        runs whenever its files change."""
+        self.certificates.load()
         self.ready = asyncio.Event()
         self._port: int | None = None
         self._bodies = CompressedBodies(options.metas_gzip_cache_bytes)
+        self._catch_ups = Background("catalog-server")
 
     @property
     def port(self) -> int:
@@ -161,16 +176,22 @@ class CatalogServer:
         await runner.setup()
         try:
             site = _TLSSite(
-                runner, options.host, options.port, self.tls.context, options.tls_handshake_timeout
+                runner,
+                options.host,
+                options.port,
+                self.certificates.server_context(),
+                options.tls_handshake_timeout,
             )
             await site.start()
             self._port = site.port
             self.ready.set()
             _log.info("catalog_server.listening", host=self.options.host, port=self._port)
-            await self.tls.watch()
+            await self.certificates.start()
         finally:
             self.ready.clear()
             await runner.cleanup()
+            await self._catch_ups.aclose()
+            await self._bodies.aclose()
 
     async def _catalog(self, request: web.Request) -> StoredCatalog:
         name = request.match_info["name"]
@@ -181,9 +202,11 @@ class CatalogServer:
             )
         stored = self.storage.get(name)
         if stored is None and self.catch_up is not None:
-            # Shielded: a client giving up must not cancel the unpack other requests wait for.
-            work = asyncio.ensure_future(self.catch_up(name))
-            work.add_done_callback(_retrieve)
+            # A task of its own, shielded: a client giving up must not cancel the unpack other
+            # requests wait for.
+            work = self._catch_ups.spawn(
+                self.catch_up(name), name=f"catch up {name}", expected=(NotHeldHere,)
+            )
             try:
                 stored = await asyncio.wait_for(asyncio.shield(work), self.options.catch_up_timeout)
             except TimeoutError:
@@ -351,12 +374,6 @@ class CatalogServer:
             if request.transport is not None:
                 request.transport.abort()
             raise ConnectionResetError("the client stopped reading") from None
-
-
-def _retrieve(work: asyncio.Future[StoredCatalog | None]) -> None:
-    """Mark the outcome of a catch-up seen, even when the request that started it gave up."""
-    if not work.cancelled():
-        work.exception()
 
 
 def _unavailable(text: str) -> web.HTTPServiceUnavailable:

@@ -17,6 +17,8 @@ reader sees the old content or the new, never a mix; the previous version is del
 (files a reader already opened stay readable). `delete` removes `current` first, then the data.
 The gzip form is written afterwards, in the background (`compress`): a large catalog is served as
 soon as its plain form is stored, in the identity encoding until the compressed file is there.
+Those compressions are tasks the storage owns (`background`); `aclose` stops them when the process
+stops.
 The controller decides what is served by calling `store` and `delete`; the HTTP server only reads
 (`get`). Memory stays flat while storing: one meta and the index are held, nothing else.
 """
@@ -40,6 +42,7 @@ from typing import Any
 import orjson
 
 from olm.catalogd import compress
+from olm.catalogd.background import Background
 from olm.catalogd.index import CatalogIndex
 from olm.fbc import Meta
 from olm_runtime.logging import get_logger
@@ -142,6 +145,8 @@ class Storage:
         self._locks: dict[str, asyncio.Lock] = {}
         self._compressing: dict[Path, _Compression] = {}
         """Version directory -> its compression, queued or running."""
+        self._compressions = Background("storage")
+        """Owns the compression tasks (a reconcile that stores a catalog does not wait for them)."""
         self._one_compression = asyncio.Semaphore(1)
         """Catalogs stored together compress one after the other, leaving the other core to
         ingest and serving."""
@@ -188,9 +193,7 @@ class Storage:
         if stored.directory in self._compressing or stored.gzip_size() is not None:
             return
         job = _Compression()
-        job.task = asyncio.get_running_loop().create_task(
-            self._compress(stored, job), name=f"gzip {stored.name}"
-        )
+        job.task = self._compressions.spawn(self._compress(stored, job), name=f"gzip {stored.name}")
         self._compressing[stored.directory] = job
         job.task.add_done_callback(lambda _: self._compressing.pop(stored.directory, None))
 
@@ -230,6 +233,13 @@ class Storage:
             gzip_size=size,
             seconds=round(time.monotonic() - started, 3),
         )
+
+    async def aclose(self) -> None:
+        """Stop the compressions queued or running and wait until they have (a thread writing a gzip
+        file stops at its next read; the partial file is removed then, or by `recover`)."""
+        for job in self._compressing.values():
+            job.stop.set()
+        await self._compressions.aclose()
 
     async def wait_compressed(self) -> None:
         """Wait until no compression is in flight (the gzip forms are written or have failed)."""

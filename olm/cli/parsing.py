@@ -1,16 +1,24 @@
-"""The pieces every olmctl command's parser is built from, so that each command module can add its
+"""The pieces every olmctl command's parser is built from, so that each command family can add its
 own commands: the cluster flags accepted before or after any command, `-o`, and a subcommand parser
-with a help text, an example and the name `olm.cli.main` dispatches on."""
+with a help text, an example and the name `olm.cli.main` dispatches on.
+
+Imported to build the parser of every invocation, `--help` included: nothing here imports more than
+the standard library and `olm.api.names`."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from olm.api import names
-from olm.cli import render
 
-__all__ = ["Subparsers", "command_parser", "global_flags", "output_flag", "positive"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["FORMATS", "Subparsers", "command_parser", "global_flags", "output_flag", "path", "positive"]
+
+FORMATS = ("table", "json", "yaml")
+"""The output formats of `-o` (`olm.cli.render`): aligned tables for people, JSON and YAML for scripts."""
 
 Subparsers = argparse._SubParsersAction  # argparse exposes no public name for it
 
@@ -30,7 +38,7 @@ def global_flags(parser: argparse.ArgumentParser, *, nested: bool) -> None:
     )
     group.add_argument(
         "--catalogd-ca",
-        type=Path,
+        type=path,
         default=default,
         metavar="FILE",
         help="CA bundle trusted for catalogd's content URL (default: the system trust store)",
@@ -45,7 +53,7 @@ def global_flags(parser: argparse.ArgumentParser, *, nested: bool) -> None:
     )
 
 
-def output_flag(parser: argparse.ArgumentParser, formats: tuple[str, ...] = render.FORMATS) -> None:
+def output_flag(parser: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:
     parser.add_argument(
         "-o", "--output", choices=formats, default=formats[0], help=f"output format (default: {formats[0]})"
     )
@@ -72,6 +80,14 @@ def command_parser(
     if command is not None:
         parser.set_defaults(command=command)
     return parser
+
+
+def path(text: str) -> Path:
+    """An argparse type: a file or directory path. `pathlib` is imported when a path is given, not
+    to build the parser (it would add a tenth to `--help`)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    return Path(text)
 
 
 def positive(text: str) -> int:

@@ -9,7 +9,7 @@ process's own identity only reads catalogs and extensions, writes revisions and 
 asks the API server what the ServiceAccounts may do (see `manifests/operator-controller`), and,
 with `--shared-drift-watches`, watches the managed objects of every extension.
 SIGTERM and SIGINT stop everything gracefully. An API server that cannot be reached or used at start
-ends the process with one log line naming the address and the cause, and exit code 1 (`olm.startup`).
+ends the process with one log line naming the address and the cause, and exit code 1 (`olm.process.startup`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci, process, processflags, pullconfig, testing_seams
+from olm import oci
 from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.operator_controller import clusterextension, clusterobjectset, metrics
 from olm.pipeline import resolve
 from olm.pipeline.catalogs import CatalogClient
 from olm.pipeline.catalogs import ClientOptions as CatalogClientOptions
+from olm.process import flags as processflags
+from olm.process import main as process
+from olm.process import pullconfig, testing_seams
 from olm_runtime import logging
 from olm_runtime.manager import Manager
 

@@ -7,7 +7,7 @@ memory per digest, a few only: a steady reconcile needs no bundle at all (it reu
 revision, `clusterextension.memo`), so they serve the reconciles that render again (a retried
 preflight, a spec change, several extensions of one bundle). Big bundles parse to several MiB each,
 and parsing them peaks at several times that: the freed heap is handed back after each parse
-(`olm.memory`), or the process would keep its largest bundle's peak for good (sailoperator's 19
+(`olm.process.memory`), or the process would keep its largest bundle's peak for good (sailoperator's 19
 CRDs: 21 MiB kept, 10 after the trim).
 """
 
@@ -19,7 +19,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from olm import memory, oci
+from olm import oci
+from olm.process import memory
 from olm.registryv1.bundle import BundleError, RegistryV1, load_bundle
 
 __all__ = ["BundleUnpacker", "UnpackError", "Unpacked", "pinned"]

@@ -44,7 +44,10 @@ ignores cancellation is ever stopped (the grace period cancels it a second time,
 
 Modules: `options` (ManagerOptions, LeaderElectionOptions, SecureMetricsOptions), `runnable`,
 `health` (checks), `leaderelection` (the Lease protocol, usable alone), `webhook` (admission server
-and helpers).
+and helpers), `certwatcher` (the serving certificate every TLS server shares: `ServingCertificate`,
+the fields `WebhookOptions` and `SecureMetricsOptions` have in common, and `CertWatcher`, which
+reloads it; usable by a process's own TLS servers), `certificates` (the self-signed certificate and
+the one builder of certificates, which the test kit's CA uses too).
 Events live in `olm_runtime.events`.
 """
 

@@ -20,7 +20,7 @@ from olm_runtime.manager import _http, _metrics_auth, health
 from olm_runtime.manager.leaderelection import LeaderElectionLost, LeaderElector, LeaseLock
 from olm_runtime.manager.options import ManagerOptions, default_identity
 from olm_runtime.manager.runnable import Runnable, name_of, needs_leader_election, runnable_from
-from olm_runtime.manager.webhook import CertWatcher, WebhookServer
+from olm_runtime.manager.webhook import WebhookServer
 
 __all__ = ["CacheSyncTimeout", "GracefulShutdownTimeout", "Manager"]
 
@@ -201,17 +201,12 @@ class Manager:
         secure = self.options.metrics_secure
         if secure is None:
             return None
-        if secure.cert_file is None or secure.key_file is None:
+        if secure.cert_dir is None:
             # Imported here: cryptography adds ~9 MiB to every manager that never makes a certificate.
-            from olm_runtime.manager import _servingcert  # noqa: PLC0415
+            from olm_runtime.manager import certificates  # noqa: PLC0415
 
-            return _servingcert.self_signed_context(secure.minimum_tls_version)
-        watcher = CertWatcher(
-            secure.cert_file,
-            secure.key_file,
-            minimum_version=secure.minimum_tls_version,
-            poll_interval=secure.cert_poll_interval,
-        )
+            return certificates.self_signed_context(secure.minimum_tls_version)
+        watcher = secure.watcher()
         watcher.load()
         self.add(runnable_from(watcher.start, needs_leader_election=False, name="metrics-certwatcher"))
         return watcher.server_context()

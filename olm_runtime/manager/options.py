@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-import ssl
 import uuid
 from pathlib import Path
+from typing import ClassVar
 
 from olm_runtime.cache import CacheOptions
 from olm_runtime.events import BroadcasterOptions
 from olm_runtime.manager import _http
+from olm_runtime.manager.certwatcher import ServingCertificate
 from olm_runtime.manager.leaderelection import JITTER_FACTOR
 from olm_runtime.manager.webhook import WebhookOptions
 
@@ -76,39 +77,19 @@ class LeaderElectionOptions:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class SecureMetricsOptions:
+class SecureMetricsOptions(ServingCertificate):
     """Serve `/metrics` over HTTPS to callers the API server authenticates (TokenReview) and
     authorizes (SubjectAccessReview: `get` on the non-resource URL `/metrics`), as controller-runtime's
     `SecureServing` with its authentication and authorization filter. The manager's client must be
     allowed to `create` `tokenreviews` and `subjectaccessreviews`; scrapers need a ClusterRole with
     `nonResourceURLs: ["/metrics"]`, `verbs: ["get"]`. See `_metrics_auth` for what is remembered
-    and for how long."""
+    and for how long.
 
-    cert_dir: Path | None = None
-    """The directory holding the serving certificate and key, re-read when they change; None serves
-    a self-signed certificate generated at start (encrypted, but scrapers cannot verify it)."""
-    cert_name: str = "tls.crt"
-    """The certificate file (PEM, leaf first, then intermediates) inside `cert_dir`."""
-    key_name: str = "tls.key"
-    """The private key file (PEM) inside `cert_dir`."""
-    minimum_tls_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2
-    """The oldest TLS version accepted; 1.2 unless raised to 1.3."""
-    cert_poll_interval: float = 10.0
-    """Seconds between checks of the certificate files for a rotation (with `cert_dir` only)."""
+    The certificate fields are `ServingCertificate`'s; `cert_dir` None (the default) serves a
+    self-signed certificate generated at start (encrypted, but scrapers cannot verify it). The
+    address is `ManagerOptions.metrics_bind_address`."""
 
-    def __post_init__(self) -> None:
-        if self.minimum_tls_version < ssl.TLSVersion.TLSv1_2:
-            raise ValueError("the metrics server accepts TLS 1.2 or newer only")
-        if self.cert_poll_interval <= 0:
-            raise ValueError("cert_poll_interval must be positive")
-
-    @property
-    def cert_file(self) -> Path | None:
-        return self.cert_dir / self.cert_name if self.cert_dir is not None else None
-
-    @property
-    def key_file(self) -> Path | None:
-        return self.cert_dir / self.key_name if self.cert_dir is not None else None
+    _server_name: ClassVar[str] = "the metrics server"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -1,13 +1,15 @@
-"""A local control plane for your own use: `python -m olm_runtime.testing up|down|status`.
+"""A local control plane for your own use: `python -m olm_runtime.testing binaries|up|down|status`.
 
-`up` starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (three simulated
-nodes) on loopback, or reuses the ones already running in the state directory, leaves them running
-and prints the admin kubeconfig's path; `down` stops them; `status` says whether the API server is
-ready. The same control plane as the `control_plane` pytest fixture, without a test session.
+`binaries` builds the pinned control-plane binaries from the Go module proxy into a cache (or finds
+them there, already built) and prints their directory; with `--no-build` it only looks. `up` starts
+etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (three simulated nodes) on
+loopback, or reuses the ones already running in the state directory, leaves them running and prints
+the admin kubeconfig's path; `down` stops them; `status` says whether the API server is ready. The
+same control plane as the `control_plane` pytest fixture, without a test session.
 
-The runtime ships no binaries and no Go builder: `--binaries` (or `$OLMPY_ASSETS`) names a directory
-holding `etcd`, `kube-apiserver`, `kube-controller-manager`, `kube-scheduler`, `kwok` and
-`kwok-stages.yaml`, such as the one olm-py's `python -m hack.controlplane build` prints.
+`up` runs the binaries `binaries` gives, building them first if needed (Go >= 1.26 on PATH);
+`--binaries` (or `$OLMPY_ASSETS`) names another directory holding `etcd`, `kube-apiserver`,
+`kube-controller-manager`, `kube-scheduler`, `kwok` and `kwok-stages.yaml` instead.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import os
 import sys
 from pathlib import Path
 
-from olm_runtime.testing import process
+from olm_runtime.testing import binaries, process
 from olm_runtime.testing._rest import RESTClient
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 
@@ -27,18 +29,18 @@ DEFAULT_STATE_DIR = Path("~/.cache/olm-runtime/controlplane")
 
 def _control_plane(args: argparse.Namespace) -> ControlPlane:
     # down and status never start a component, so they need no binaries.
-    binaries = Path(args.binaries) if args.binaries else Path()
-    return ControlPlane(ControlPlaneOptions(binary_dir=binaries, state_dir=args.state_dir, nodes=args.nodes))
+    directory = Path(args.binaries) if args.binaries else Path()
+    return ControlPlane(ControlPlaneOptions(binary_dir=directory, state_dir=args.state_dir, nodes=args.nodes))
+
+
+def cmd_binaries(args: argparse.Namespace) -> int:
+    print(binaries.ensure(build=not args.no_build))
+    return 0
 
 
 def cmd_up(args: argparse.Namespace) -> int:
     if not args.binaries:
-        print(
-            "error: name the directory of the control-plane binaries with --binaries or $OLMPY_ASSETS "
-            "(olm-py's `python -m hack.controlplane build` builds them and prints it)",
-            file=sys.stderr,
-        )
-        return 2
+        args.binaries = str(binaries.ensure())
     control_plane = _control_plane(args)
     seconds = control_plane.up()
     print(f"control plane ready (API server up, kwok nodes Ready) in {seconds:.1f}s")
@@ -82,11 +84,18 @@ def cmd_status(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m olm_runtime.testing", description=__doc__)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("command", choices=("up", "down", "status"))
+    parser.add_argument("command", choices=("binaries", "up", "down", "status"))
     parser.add_argument(
         "--binaries",
         default=os.environ.get("OLMPY_ASSETS"),
-        help="directory of the control-plane binaries (default: $OLMPY_ASSETS)",
+        help="up: directory of the control-plane binaries (default: $OLMPY_ASSETS, else the ones "
+        "`binaries` builds or finds)",
+    )
+    parser.add_argument(
+        "--no-build",
+        action="store_true",
+        help=f"binaries: only find them in the cache ({binaries.cache_root()}), never build; "
+        "exit 1 when they are not there",
     )
     parser.add_argument(
         "--state-dir",
@@ -96,10 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--nodes", type=int, default=3, help="kwok nodes to create (default: 3)")
     args = parser.parse_args(argv)
-    commands = {"up": cmd_up, "down": cmd_down, "status": cmd_status}
+    commands = {"binaries": cmd_binaries, "up": cmd_up, "down": cmd_down, "status": cmd_status}
     try:
         return commands[args.command](args)
-    except process.ComponentFailure as err:
+    except (binaries.BuildError, process.ComponentFailure) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
 

@@ -10,8 +10,8 @@ reused; a stale one (its processes gone) is cleaned and started afresh. `down()`
 by the pid recorded at start and waits until none of their ports listens.
 
 The binaries come from a directory (`binary_dir`) holding `etcd`, `kube-apiserver`,
-`kube-controller-manager`, `kube-scheduler`, `kwok` and `kwok-stages.yaml`; this repository builds
-them with `python -m hack.controlplane build`.
+`kube-controller-manager`, `kube-scheduler`, `kwok` and `kwok-stages.yaml`: `binaries.ensure()`
+(`python -m olm_runtime.testing binaries`) builds the pinned ones into a cache and returns theirs.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ class ControlPlaneOptions:
     apiserver_args: tuple[str, ...] = ()
     """Extra kube-apiserver flags (e.g. `--watch-cache-sizes=...` for tests that force 410 Gone)."""
     address: str = "127.0.0.1"
-    """The address the API server listens on and advertises. Loopback unless real nodes join:
-    their Pods reach the API server at the host end of the node network (`nodenet.NodeNetwork`)."""
+    """The address the API server listens on and advertises. Loopback unless something outside the
+    host's loopback must reach it: Pods of a real node in a network namespace of its own reach it at
+    the host end of that namespace's veth (as olm-py's real node does)."""
 
 
 @dataclass
@@ -261,7 +262,7 @@ class ControlPlane:
         if missing:
             raise process.ComponentFailure(
                 f"missing in {self.options.binary_dir}: {', '.join(missing)} "
-                "(build them with `python -m hack.controlplane build` or `make cluster-binaries`)"
+                "(`python -m olm_runtime.testing binaries` builds them and prints their directory)"
             )
 
     def _write_pki(self) -> None:

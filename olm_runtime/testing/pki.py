@@ -1,21 +1,20 @@
 """A throwaway certificate authority for local control planes, registries and webhook servers.
 
 Keys are ECDSA P-256: generating them takes milliseconds, so every control plane gets fresh ones.
+Certificates are made by the runtime's own builder (`olm_runtime.manager.certificates`, which also
+makes the manager's self-signed serving certificate); this module keeps them in files.
 """
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-_VALIDITY = datetime.timedelta(days=365)
+from olm_runtime.manager import certificates
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,24 +26,8 @@ class KeyPair:
 
 
 def _write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> None:
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    path.write_bytes(certificates.key_pem(key))
     path.chmod(0o600)
-
-
-def _san(hosts: list[str]) -> x509.SubjectAlternativeName:
-    names: list[x509.GeneralName] = []
-    for host in hosts:
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
-    return x509.SubjectAlternativeName(names)
 
 
 class CertificateAuthority:
@@ -77,33 +60,9 @@ class CertificateAuthority:
             return cls(
                 directory=directory, key=key, cert=x509.load_pem_x509_certificate(cert_path.read_bytes())
             )
-        key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-        now = datetime.datetime.now(datetime.UTC)
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + _VALIDITY * 10)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .sign(key, hashes.SHA256())
+        key = certificates.new_key()
+        cert = certificates.build(
+            certificates.name(common_name), key, ca=True, validity=certificates.VALIDITY * 10
         )
         _write_key(key, key_path)
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
@@ -123,27 +82,14 @@ class CertificateAuthority:
         With `hosts` it is a serving certificate for those DNS names and IPs; with `client=True` a
         client certificate whose CN and O become the Kubernetes user name and groups.
         """
-        key = ec.generate_private_key(ec.SECP256R1())
-        attributes = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
-        attributes += [x509.NameAttribute(NameOID.ORGANIZATION_NAME, org) for org in organizations or []]
-        now = datetime.datetime.now(datetime.UTC)
-        usages = [ExtendedKeyUsageOID.CLIENT_AUTH] if client else []
-        if hosts:
-            usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name(attributes))
-            .issuer_name(self._cert.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + _VALIDITY)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+        key = certificates.new_key()
+        cert = certificates.build(
+            certificates.name(common_name, organizations or ()),
+            key,
+            issuer=(self._cert.subject, self._key),
+            hosts=hosts or (),
+            client=client,
         )
-        if hosts:
-            builder = builder.add_extension(_san(hosts), critical=False)
-        cert = builder.sign(self._key, hashes.SHA256())
         pair = KeyPair(cert_file=self.directory / f"{name}.crt", key_file=self.directory / f"{name}.key")
         _write_key(key, pair.key_file)
         pair.cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
@@ -152,7 +98,7 @@ class CertificateAuthority:
 
 def write_signing_key(private_path: Path, public_path: Path) -> None:
     """Write the ServiceAccount token signing key pair (private key signs, public key verifies)."""
-    key = ec.generate_private_key(ec.SECP256R1())
+    key = certificates.new_key()
     _write_key(key, private_path)
     public_path.write_bytes(
         key.public_key().public_bytes(

@@ -1,15 +1,15 @@
 """pytest fixtures for a real control plane and registry, started once per test session.
 
-Enable with `pytest_plugins = ["olm_runtime.testing.pytest_plugin"]` in the top-level conftest.py.
-The binaries are found through the `control_plane_binaries` fixture: by default the directory named
-by `$OLMPY_ASSETS`; override the fixture to build or locate them another way.
+olm-runtime's `pytest11` entry point registers it; `pytest_plugins =
+["olm_runtime.testing.pytest_plugin"]` in the top-level conftest.py does too. The binaries are found
+through the `control_plane_binaries` fixture: the directory named by `$OLMPY_ASSETS` when set, else
+the pinned ones, built into the cache on first use (`olm_runtime.testing.binaries`); override the
+fixture to locate them another way.
 
 Tests share one control plane, so isolate them by namespace (the `namespace` fixture) and by name.
-Every process is stopped at the end of the session, and also if the session is killed.
-
-Real nodes (`real_node`) need root and a node network made before the control plane starts:
-override `node_network` to return one (see `olm_runtime.testing.nodenet`); by default there is
-none and everything listens on loopback.
+Every process is stopped at the end of the session, and also if the session is killed. The control
+plane and the registry listen on loopback; override `control_plane_address` to have them listen
+where something else reaches them too (a network namespace's end of a veth, say).
 """
 
 from __future__ import annotations
@@ -23,43 +23,44 @@ import pytest
 from kubernetes_asyncio import client, config
 
 from olm_runtime.client import Client, load_config
-from olm_runtime.testing.certmanager import CertManager
+from olm_runtime.testing import binaries
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
-from olm_runtime.testing.node import NodeOptions, RealNode
-from olm_runtime.testing.nodenet import NodeNetwork
 from olm_runtime.testing.registry import Registry, RegistryOptions
 
 
 @pytest.fixture(scope="session")
 def control_plane_binaries() -> Path:
-    """Directory of the control-plane binaries (`$OLMPY_ASSETS`)."""
+    """Directory of the control-plane binaries: `$OLMPY_ASSETS` when set, else the pinned ones,
+    found in the cache or built there first (`python -m olm_runtime.testing binaries`)."""
     assets = os.environ.get("OLMPY_ASSETS")
-    if not assets:
+    if assets:
+        return Path(assets)
+    try:
+        return binaries.ensure()
+    except binaries.BuildError as err:
         pytest.fail(
-            "set OLMPY_ASSETS to the directory of the control-plane binaries "
-            "or override the control_plane_binaries fixture"
+            f"no control-plane binaries: {err}\n(set OLMPY_ASSETS to a directory of them, "
+            "or override the control_plane_binaries fixture)"
         )
-    return Path(assets)
 
 
 @pytest.fixture(scope="session")
-def node_network() -> NodeNetwork | None:
-    """The network real nodes join, made before the control plane (None: no real nodes)."""
-    return None
+def control_plane_address() -> str:
+    """The address the control plane and the registry listen on: loopback."""
+    return "127.0.0.1"
 
 
 @pytest.fixture(scope="session")
 def control_plane(
-    control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory, node_network: NodeNetwork | None
+    control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory, control_plane_address: str
 ) -> Iterator[ControlPlane]:
-    """A running control plane shared by the whole session; it listens on the node network's host
-    address when there is one, so Pods on real nodes reach it."""
+    """A running control plane shared by the whole session, on `control_plane_address`."""
     plane = ControlPlane(
         ControlPlaneOptions(
             binary_dir=control_plane_binaries,
             state_dir=tmp_path_factory.mktemp("controlplane"),
             tie_to_parent=True,
-            address=node_network.host_ip if node_network else "127.0.0.1",
+            address=control_plane_address,
         )
     )
     plane.up()
@@ -72,16 +73,15 @@ def control_plane(
 
 @pytest.fixture(scope="session")
 def registry(
-    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory, node_network: NodeNetwork | None
+    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory, control_plane_address: str
 ) -> Iterator[Registry]:
-    """A TLS registry whose certificate the control plane's CA issued: on loopback, or on the node
-    network's host address when there is one (so containerd and Pods pull from it too)."""
+    """A TLS registry whose certificate the control plane's CA issued, on `control_plane_address`."""
     reg = Registry(
         RegistryOptions(
             state_dir=tmp_path_factory.mktemp("registry"),
             ca=control_plane.certificate_authority(),
             tie_to_parent=True,
-            address=node_network.host_ip if node_network else "127.0.0.1",
+            address=control_plane_address,
         )
     )
     reg.up()
@@ -89,53 +89,6 @@ def registry(
         yield reg
     finally:
         reg.down()
-
-
-@pytest.fixture(scope="session")
-def real_node(
-    control_plane: ControlPlane,
-    control_plane_binaries: Path,
-    registry: Registry,
-    node_network: NodeNetwork | None,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[RealNode]:
-    """A real kubelet node (containerd, CNI bridge, kube-proxy, CoreDNS) that pulls from `registry`,
-    started on first request and stopped, with everything it made, at the end of the session."""
-    if node_network is None:
-        pytest.fail("real nodes need a node network: override the node_network fixture (needs root)")
-    node = RealNode(
-        NodeOptions(
-            binary_dir=control_plane_binaries,
-            state_dir=control_plane.state_dir.parent / "node",
-            network=node_network,
-            owner=control_plane.state_dir.parent,
-            kubeconfig=control_plane.kubeconfig,
-            server=control_plane.server,
-            ca=control_plane.certificate_authority(),
-            tie_to_parent=True,
-        )
-    )
-    node.up()
-    try:
-        yield node
-        node.check()
-    finally:
-        node.down()
-
-
-@pytest.fixture(scope="session")
-async def cert_manager(
-    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[CertManager]:
-    """cert-manager's CRDs, controller and cainjector on the control plane, started on first request
-    (only sessions with a test that asks for it pay for it) and stopped with the session."""
-    manager = CertManager(control_plane, tmp_path_factory.mktemp("cert-manager"))
-    await manager.up()
-    try:
-        yield manager
-        manager.check()  # a process that died mid-session fails the session loudly
-    finally:
-        manager.stop()
 
 
 @pytest.fixture(scope="session")

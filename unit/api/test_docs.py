@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from hack.crdgen.crd import crd
 from olm.api import models as api
+from olm.api.crdgen.crd import crd
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "api"
 # Described once in index.md (conditions, label selectors) or in prose next to their parent.

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from e2e.api.spec_examples import EXAMPLES
 from olm.api.clusterextension import ClusterExtension
 from olm.api.extensionspec import (
     CatalogSource,
@@ -17,6 +16,7 @@ from olm.api.extensionspec import (
     SpecError,
     UpgradeConstraintPolicy,
 )
+from olm_testkit.api.specexamples import EXAMPLES
 from unit.api import samples
 
 

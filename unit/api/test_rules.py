@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from e2e.api.versions import INVALID, VALID
-from hack.crdgen.crd import crd
 from olm.api import models as api
 from olm.api import rules
+from olm.api.crdgen.crd import crd
+from olm_testkit.api.versions import INVALID, VALID
 
 
 @pytest.mark.parametrize("version", VALID)

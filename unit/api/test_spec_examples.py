@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e.api.spec_examples import EXAMPLES, OUR_KINDS, Example, extract
 from olm.api import models as api
+from olm_testkit.api.specexamples import EXAMPLES, OUR_KINDS, Example, extract
 
 SPEC_DIR = Path(os.environ.get("OLM_SPEC_DIR", Path(__file__).resolve().parents[3] / "shared" / "spec"))
 EXAMPLE_PARAMS = [pytest.param(e, id=f"{e.source}:{e.section}") for e in EXAMPLES]

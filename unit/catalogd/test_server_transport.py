@@ -1,4 +1,5 @@
-"""The server's transport: TLS only (1.2+), certificate reload, large bodies, stalled clients."""
+"""The server's transport: TLS only (1.2+, HTTP/1.1), certificate reload (the runtime's
+`CertWatcher`), large bodies, stalled clients."""
 
 from __future__ import annotations
 
@@ -42,7 +43,6 @@ async def big(tmp_path: Path) -> Storage:
 @pytest.mark.filterwarnings("ignore:ssl.TLSVersion.TLSv1:DeprecationWarning")
 async def test_tls_below_1_2_is_refused(tmp_path: Path) -> None:
     async with serving(Storage(tmp_path / "s"), tmp_path) as served:
-        assert served.server.tls.context.minimum_version is ssl.TLSVersion.TLSv1_2
         context = served.client_context()
         context.set_ciphers("DEFAULT:@SECLEVEL=0")  # the client would speak TLS 1.1; the server must not
         context.minimum_version = ssl.TLSVersion.TLSv1
@@ -57,6 +57,15 @@ async def test_tls_below_1_2_is_refused(tmp_path: Path) -> None:
             writer.close()
 
 
+async def test_alpn_offers_http_1_1_only(tmp_path: Path) -> None:
+    async with serving(Storage(tmp_path / "s"), tmp_path) as served:
+        context = served.client_context()
+        context.set_alpn_protocols(["h2", "http/1.1"])
+        _, writer = await asyncio.open_connection("127.0.0.1", served.server.port, ssl=context)
+        assert writer.get_extra_info("ssl_object").selected_alpn_protocol() == "http/1.1"
+        writer.close()
+
+
 async def test_plain_http_gets_no_answer(tmp_path: Path) -> None:
     async with serving(Storage(tmp_path / "s"), tmp_path) as served, aiohttp.ClientSession() as plain:
         with pytest.raises(aiohttp.ClientError):
@@ -67,11 +76,11 @@ async def test_plain_http_gets_no_answer(tmp_path: Path) -> None:
 async def test_rotated_certificate_is_used_by_new_connections(tmp_path: Path) -> None:
     async with serving(Storage(tmp_path / "s"), tmp_path) as served:
         first = await _peer_serial(served)
-        assert not served.server.tls.reload_if_changed()  # nothing changed yet
+        assert not served.server.certificates.load()  # nothing changed yet
         rotated = served.ca.issue("rotated", common_name="catalogd", hosts=["127.0.0.1"])
         served.pair.cert_file.write_bytes(rotated.cert_file.read_bytes())
         served.pair.key_file.write_bytes(rotated.key_file.read_bytes())
-        assert served.server.tls.reload_if_changed()
+        assert served.server.certificates.load()
         second = await _peer_serial(served)
         assert second != first
         assert second == x509.load_pem_x509_certificate(rotated.cert_file.read_bytes()).serial_number
@@ -82,7 +91,8 @@ async def test_half_written_certificate_keeps_the_old_one(tmp_path: Path) -> Non
         first = await _peer_serial(served)
         rotated = served.ca.issue("rotated", common_name="catalogd", hosts=["127.0.0.1"])
         served.pair.cert_file.write_bytes(rotated.cert_file.read_bytes())  # the key is not written yet
-        assert not served.server.tls.reload_if_changed()
+        with pytest.raises(ssl.SSLError):
+            served.server.certificates.load()
         assert await _peer_serial(served) == first
 
 

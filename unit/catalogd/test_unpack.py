@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from hack.images.layout import (
+from olm import fbc, oci
+from olm.catalogd import metrics
+from olm.catalogd.content import Content, ContentError
+from olm.catalogd.storage import Storage
+from olm.catalogd.unpack import MissingConfigsLabel, Unpacker, UnpackError
+from olm_testkit.images.layout import (
     CATALOG_CONFIGS_LABEL,
     CONFIG_MEDIA_TYPE,
     LAYER_MEDIA_TYPE,
@@ -19,11 +24,6 @@ from hack.images.layout import (
     Image,
     catalog_image,
 )
-from olm import fbc, oci
-from olm.catalogd import metrics
-from olm.catalogd.content import Content, ContentError
-from olm.catalogd.storage import Storage
-from olm.catalogd.unpack import MissingConfigsLabel, Unpacker, UnpackError
 from unit.oci.fakeregistry import FakeRegistry, serve
 
 PACKAGE = '{"schema":"olm.package","name":"p","defaultChannel":"stable"}\n'

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import orjson
 
-from hack.images import realdata
 from olm import fbc
 from olm.pipeline.catalogs import PackageContent, parse_lines
+from olm_testkit.images import realdata
 
 GROKSPAWN = realdata.REALDATA / "catalogs" / "upstream-example-deprecations-grokspawn" / "deprecations.yaml"
 

@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 from olm.cli import main
-from olm.cli.commands import catalog_object, catalog_patch
 from olm_runtime.testing.process import free_ports
 
 
@@ -72,20 +71,6 @@ def test_listing_and_show_commands_take_an_output_format(capsys: pytest.CaptureF
         with pytest.raises(SystemExit):
             main.main([*command.split(), "--help"])
         assert "--output {table,json,yaml}" in capsys.readouterr().out
-
-
-def test_catalog_object_and_patch() -> None:
-    assert catalog_object("demo", "r/c:1", poll_minutes=10, priority=5)["spec"] == {
-        "source": {"type": "Image", "image": {"ref": "r/c:1", "pollIntervalMinutes": 10}},
-        "priority": 5,
-    }
-    assert catalog_object("demo", "r/c@sha256:00", poll_minutes=None, priority=None)["spec"] == {
-        "source": {"type": "Image", "image": {"ref": "r/c@sha256:00"}}
-    }
-    assert catalog_patch(None, None, 7) == {"spec": {"priority": 7}}
-    assert catalog_patch("r/c:2", 3, None) == {
-        "spec": {"source": {"image": {"ref": "r/c:2", "pollIntervalMinutes": 3}}}
-    }
 
 
 def _kubeconfig(path: Path, server: str) -> Path:

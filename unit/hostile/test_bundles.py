@@ -7,8 +7,8 @@ import orjson
 import pytest
 import yaml
 
-from hack.fuzz.registryv1 import ANNOTATIONS, CRD, CSV, LIST, PROPERTIES
 from olm import registryv1
+from olm_testkit.bundlefiles import ANNOTATIONS, CRD, CSV, LIST, PROPERTIES
 
 BASE = {"metadata/annotations.yaml": ANNOTATIONS, "manifests/csv.yaml": CSV}
 CSV_METADATA = (

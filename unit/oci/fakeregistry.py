@@ -18,9 +18,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from hack.images.layout import MANIFEST_MEDIA_TYPE, Image
-from olm.catalogd.tls import server_context
+from olm_runtime.manager.certwatcher import server_context
 from olm_runtime.testing.pki import CertificateAuthority
+from olm_testkit.images.layout import MANIFEST_MEDIA_TYPE, Image
 
 
 def sha256(data: bytes) -> str:

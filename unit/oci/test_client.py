@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hack.images.layout import Blob, Image, catalog_image
 from olm import oci
+from olm_testkit.images.layout import Blob, Image, catalog_image
 from unit.oci.fakeregistry import FakeRegistry, serve
 
 

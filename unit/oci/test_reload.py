@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from e2e.kubeletvolume import project
-from hack.images.layout import catalog_image
 from olm import oci
 from olm_runtime.testing.pki import CertificateAuthority
+from olm_testkit.images.layout import catalog_image
+from olm_testkit.kubeletvolume import project
 from unit.oci.fakeregistry import FakeRegistry, serve
 
 FAST_RETRY = oci.RetryPolicy(attempts=1)

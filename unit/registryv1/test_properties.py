@@ -13,8 +13,8 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hack.fuzz import registryv1 as seeds
 from olm import registryv1
+from olm_testkit import bundlefiles as seeds
 
 names = st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)
 json_values = st.recursive(

@@ -170,3 +170,14 @@ def test_any_sequence_of_updates_keeps_one_entry_per_type_dated_by_its_last_stat
         assert found is not None
         assert found["status"] == last_status
         assert found["lastTransitionTime"] == conditions.timestamp(when)
+
+
+def test_of_reads_an_objects_condition_or_nothing() -> None:
+    obj = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    found = conditions.of(obj, "Ready")
+    assert found == {"type": "Ready", "status": "True"}
+    found["status"] = "False"  # a copy: the object is not changed through it
+    assert obj["status"]["conditions"][0]["status"] == "True"
+    assert conditions.of(obj, "Progressing") == {}
+    assert conditions.of({"metadata": {}}, "Ready") == {}
+    assert conditions.of(None, "Ready") == {}

@@ -1,4 +1,4 @@
-"""The example controller (hack/examples/greeter) works end to end on the real control plane."""
+"""The example controller (examples/greeter) works end to end on the real control plane."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hack.examples.greeter.controller import CRD, GREETING, setup_with_manager
+from examples.greeter.controller import CRD, GREETING, setup_with_manager
 from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager

@@ -14,13 +14,13 @@ import aiohttp
 import pytest
 from cryptography import x509
 
-from hack import metricsreader
 from olm_runtime import metrics
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.manager import Manager, ManagerOptions, SecureMetricsOptions
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.process import free_ports
+from olm_testkit import metricsreader
 
 
 @dataclass

@@ -28,4 +28,4 @@ class Options:
     crash_after_secrets: bool = False
     """Testing only: kill the process with SIGKILL right after a revision's Secrets are created and
     before the revision is, to prove a crash there leaves nothing behind. Set by main from
-    `olm.testing_seams`."""
+    `olm.process.testing_seams`."""

@@ -35,7 +35,7 @@ class Options:
     """Seconds between checks while objects being deleted still exist."""
     deadline_minute_seconds: float = 60.0
     """Seconds in one minute of `progressDeadlineMinutes` (lowered only by tests, through
-    `olm.testing_seams`)."""
+    `olm.process.testing_seams`)."""
     max_object_bytes: int = 10 * 1024 * 1024
     """Largest decompressed manifest accepted from a referenced Secret."""
     apply_concurrency: int = 16

@@ -186,12 +186,6 @@ async def check_permissions(
     return Permissions(namespace=namespace, service_account=service_account, missing=lines)
 
 
-def _describe(obj: Mapping[str, Any]) -> str:
-    metadata = obj.get("metadata") or {}
-    where = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
-    return f"{obj.get('kind')} {where}{metadata.get('name')}"
-
-
 def _gvk(obj: Mapping[str, Any]) -> GroupVersionKind:
     group, _, version = str(obj.get("apiVersion")).rpartition("/")
     return GroupVersionKind(group, version, str(obj.get("kind")))
@@ -218,12 +212,21 @@ async def check_collisions(
         labels={names.OWNER_KIND_LABEL: names.CLUSTER_EXTENSION, names.OWNER_NAME_LABEL: extension},
     )
 
-    async def live(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    async def live(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
+        """How to name `obj`, and the object of that name on the cluster (None: there is none)."""
         metadata = obj.get("metadata") or {}
+        name = str(metadata.get("name"))
         try:
-            return await client.get(_gvk(obj), str(metadata.get("name")), namespace=metadata.get("namespace"))
-        except (errors.NotFound, LookupError):
-            return None
+            info = await client.resource_for(_gvk(obj))
+        except LookupError:
+            return f"{obj.get('kind')} {name}", None  # a kind the cluster does not serve yet
+        # Rendered objects may name a namespace even for a cluster-scoped kind; apply ignores it.
+        namespace = metadata.get("namespace") if info.namespaced else None
+        shown = f"{info.gvk.kind} {namespace}/{name}" if namespace else f"{info.gvk.kind} {name}"
+        try:
+            return shown, await client.get(info.gvk, name, namespace=namespace)
+        except errors.NotFound:
+            return shown, None
 
     try:
         found = await asyncio.gather(*(live(obj) for obj in objects))
@@ -231,18 +234,18 @@ async def check_collisions(
         return Collisions(not_checked=f"cannot read the objects the bundle would apply: {err}")
     conflicts = []
     owners: dict[str, str] = {}
-    for obj, existing in zip(objects, found, strict=True):
+    for shown, existing in found:
+        if existing is None:
+            continue
         verdict = ownership.judge(existing, upcoming, siblings, REVISION_COLLISION_PROTECTION)
-        if verdict.action is not ownership.Action.COLLISION or existing is None:
+        if verdict.action is not ownership.Action.COLLISION:
             continue
         controller = ownerrefs.controller_of(existing)
         if controller is None:
-            conflicts.append(f"{_describe(obj)} exists and no ClusterExtension manages it")
+            conflicts.append(f"{shown} exists and no ClusterExtension manages it")
             continue
         owner = await _revision_owner(client, controller, owners)
-        conflicts.append(
-            f"{_describe(obj)} is controlled by {controller['kind']} {controller['name']}{owner}"
-        )
+        conflicts.append(f"{shown} is controlled by {controller['kind']} {controller['name']}{owner}")
     return Collisions(conflicts=tuple(conflicts))
 
 

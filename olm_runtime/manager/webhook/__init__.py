@@ -19,7 +19,8 @@ What is promised:
   `mutated` (types kept: `1`, `1.0` and `true` differ).
 - TLS 1.2 or newer only. The certificate and key are read from `cert_dir` when the server starts (a
   missing or bad pair fails the start) and again whenever either file changes; new connections get the
-  new pair, open ones keep theirs. A bad pair on rotation is logged and the old one kept.
+  new pair, open ones keep theirs. A bad pair on rotation is logged and the old one kept
+  (`olm_runtime.manager.certwatcher`, which `CertWatcher` is re-exported from).
 - Metrics: `controller_runtime_webhook_requests_total{webhook,code}`,
   `controller_runtime_webhook_latency_seconds{webhook}`,
   `controller_runtime_webhook_requests_in_flight{webhook}`, `controller_runtime_webhook_panics_total`,
@@ -30,6 +31,7 @@ pointing at the Service yourself), conversion webhooks, client-certificate authe
 API server.
 """
 
+from olm_runtime.manager.certwatcher import CertWatcher
 from olm_runtime.manager.webhook._admission import (
     ADMISSION_API_VERSION,
     AdmissionRequest,
@@ -41,7 +43,6 @@ from olm_runtime.manager.webhook._admission import (
     errored,
     patched,
 )
-from olm_runtime.manager.webhook._certwatcher import CertWatcher
 from olm_runtime.manager.webhook._jsonpatch import PatchError
 from olm_runtime.manager.webhook._jsonpatch import apply as apply_patch
 from olm_runtime.manager.webhook._jsonpatch import diff as json_patch

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-import ssl
 import tempfile
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import orjson
 from aiohttp import web
@@ -16,8 +16,8 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from olm_runtime import logging, metrics
 from olm_runtime.manager import _http
+from olm_runtime.manager.certwatcher import ServingCertificate
 from olm_runtime.manager.webhook._admission import AdmissionRequest, Handler, InvalidReview, errored
-from olm_runtime.manager.webhook._certwatcher import CertWatcher
 
 __all__ = ["DEFAULT_CERT_DIR", "WebhookOptions", "WebhookServer"]
 
@@ -55,39 +55,26 @@ PANICS = Counter(
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class WebhookOptions:
-    """Where the webhook server listens and which certificate it serves."""
+class WebhookOptions(ServingCertificate):
+    """Where the webhook server listens, and the certificate it serves (`ServingCertificate`: the
+    files, the oldest TLS version, the poll interval)."""
 
     host: str = ""
     """The interface to listen on; empty means every interface."""
     port: int = 9443
     """The port to listen on."""
-    cert_dir: Path = DEFAULT_CERT_DIR
-    """The directory holding the serving certificate and key (a mounted Secret, typically)."""
-    cert_name: str = "tls.crt"
-    """The certificate file (PEM, leaf first, then intermediates) inside `cert_dir`."""
-    key_name: str = "tls.key"
-    """The private key file (PEM) inside `cert_dir`."""
-    minimum_tls_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2
-    """The oldest TLS version accepted; 1.2 unless raised to 1.3."""
-    cert_poll_interval: float = 10.0
-    """Seconds between checks of the certificate files for a rotation."""
+    cert_dir: Path | None = DEFAULT_CERT_DIR
+    """The directory holding the serving certificate and key (a mounted Secret, typically); the
+    webhook server always has one, `DEFAULT_CERT_DIR` unless set."""
+
+    _server_name: ClassVar[str] = "the webhook server"
 
     def __post_init__(self) -> None:
-        if self.minimum_tls_version < ssl.TLSVersion.TLSv1_2:
-            raise ValueError("the webhook server accepts TLS 1.2 or newer only")
+        super().__post_init__()
+        if self.cert_dir is None:
+            raise ValueError("the webhook server needs a cert_dir")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port {self.port} is out of range")
-        if self.cert_poll_interval <= 0:
-            raise ValueError("cert_poll_interval must be positive")
-
-    @property
-    def cert_file(self) -> Path:
-        return self.cert_dir / self.cert_name
-
-    @property
-    def key_file(self) -> Path:
-        return self.cert_dir / self.key_name
 
 
 class WebhookServer:
@@ -97,7 +84,7 @@ class WebhookServer:
     AdmissionReview v1; the handler's `AdmissionResponse` is sent back with the request's uid. A
     handler that raises answers `errored(...)` (code 500) and counts in
     `controller_runtime_webhook_panics_total`; a malformed body is answered with HTTP 400. The serving
-    certificate is re-read when its files change (see `CertWatcher`).
+    certificate is re-read when its files change (see `olm_runtime.manager.certwatcher`).
 
     The manager adds it (after the probe and metrics servers, before the caches) when at least one
     handler is registered.
@@ -141,12 +128,7 @@ class WebhookServer:
     async def start(self) -> None:
         """Load the certificate, listen, and serve until cancelled. Fails at once if the certificate
         cannot be read or the port is taken."""
-        watcher = CertWatcher(
-            self.options.cert_file,
-            self.options.key_file,
-            minimum_version=self.options.minimum_tls_version,
-            poll_interval=self.options.cert_poll_interval,
-        )
+        watcher = self.options.watcher()
         watcher.load()
         app = web.Application(client_max_size=_MAX_BODY)
         app.router.add_route("*", "/{path:.*}", self._dispatch)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from e2e.kubeletvolume import project
 from olm import fbc
 from olm.catalogd.storage import Storage
 from olm.pipeline import catalogs
 from olm_runtime.testing.pki import CertificateAuthority
+from olm_testkit.kubeletvolume import project
 from unit.pipeline.catalogs.serving import serving
 
 DIGEST = "sha256:" + "1" * 64

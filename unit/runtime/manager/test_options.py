@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import ssl
 from pathlib import Path
 
 import pytest
 
-from olm_runtime.manager import LeaderElectionOptions, ManagerOptions, WebhookOptions, options
+from olm_runtime.manager import (
+    LeaderElectionOptions,
+    ManagerOptions,
+    SecureMetricsOptions,
+    WebhookOptions,
+    options,
+)
 from olm_runtime.manager._http import parse_bind_address
+from olm_runtime.manager.certwatcher import ServingCertificate
+from olm_runtime.manager.webhook import DEFAULT_CERT_DIR
 
 
 def test_defaults_match_controller_runtime() -> None:
@@ -24,8 +33,10 @@ def test_defaults_match_controller_runtime() -> None:
     assert election.release_on_cancel
     webhook = WebhookOptions()
     assert webhook.port == 9443
-    assert webhook.cert_file.name == "tls.crt"
-    assert webhook.key_file.name == "tls.key"
+    assert (webhook.cert_file, webhook.key_file) == (
+        DEFAULT_CERT_DIR / "tls.crt",
+        DEFAULT_CERT_DIR / "tls.key",
+    )
     assert webhook.minimum_tls_version == ssl.TLSVersion.TLSv1_2
 
 
@@ -65,8 +76,34 @@ def test_manager_options_reject(kwargs: dict[str, object]) -> None:
 
 
 def test_webhook_options_refuse_tls_older_than_1_2() -> None:
-    with pytest.raises(ValueError, match=r"TLS 1\.2"):
+    with pytest.raises(ValueError, match=r"the webhook server accepts TLS 1\.2"):
         WebhookOptions(minimum_tls_version=ssl.TLSVersion.TLSv1_1)
+
+
+def test_the_webhook_server_always_has_a_certificate_directory() -> None:
+    with pytest.raises(ValueError, match="needs a cert_dir"):
+        WebhookOptions(cert_dir=None)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param(WebhookOptions, id="webhook"),
+        pytest.param(SecureMetricsOptions, id="secure-metrics"),
+    ],
+)
+def test_both_tls_servers_take_the_one_serving_certificate_type(options: type[ServingCertificate]) -> None:
+    """Each certificate field exists once, in `ServingCertificate`, with the same keyword, default and
+    checks for every TLS server; the servers add their own fields only."""
+    assert issubclass(options, ServingCertificate)
+    shared = {f.name for f in dataclasses.fields(ServingCertificate)}
+    assert shared == {"cert_dir", "cert_name", "key_name", "minimum_tls_version", "cert_poll_interval"}
+    custom = options(cert_dir=Path("/certs"), cert_name="c.pem", key_name="k.pem", cert_poll_interval=1.0)
+    assert (custom.cert_file, custom.key_file) == (Path("/certs/c.pem"), Path("/certs/k.pem"))
+    watcher = custom.watcher()
+    assert (watcher.cert_file, watcher.key_file) == (Path("/certs/c.pem"), Path("/certs/k.pem"))
+    with pytest.raises(ValueError, match="positive"):
+        options(cert_poll_interval=0)
 
 
 @pytest.mark.parametrize(

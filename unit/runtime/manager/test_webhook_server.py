@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from olm_runtime import metrics
-from olm_runtime.manager import webhook
+from olm_runtime.manager import certwatcher, webhook
 from olm_runtime.testing.pki import CertificateAuthority, KeyPair
 from olm_runtime.testing.poll import eventually
 
@@ -187,11 +187,11 @@ async def test_a_rotated_certificate_is_served_to_new_connections(harness: Harne
 
 async def test_a_broken_pair_keeps_the_previous_certificate(harness: Harness) -> None:
     first = await harness.served_certificate()
-    errors_before = webhook._certwatcher.READ_ERRORS._value.get()
+    errors_before = certwatcher.READ_ERRORS._value.get()
     (harness.cert_dir / "tls.crt").write_text("not a certificate")
 
     async def failed_read() -> bool:
-        return bool(webhook._certwatcher.READ_ERRORS._value.get() > errors_before)
+        return bool(certwatcher.READ_ERRORS._value.get() > errors_before)
 
     await eventually(failed_read, what="the broken pair to be read", timeout=10, interval=0.05)
     assert await harness.served_certificate() == first

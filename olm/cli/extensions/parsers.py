@@ -1,0 +1,165 @@
+"""The command line of `olmctl install|upgrade|list|uninstall` (the functions: `install`, `upgrade`,
+`listing`, `uninstall`), and the flags `olmctl rbac` shares with `install`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from olm.api import names
+from olm.cli.commands import Handler, Table
+from olm.cli.parsing import Subparsers, command_parser, output_flag, path, positive
+
+__all__ = [
+    "COMMANDS",
+    "DEFAULT_TIMEOUT",
+    "add_commands",
+    "add_pull_flags",
+    "add_source_flags",
+    "catalog_selector",
+    "label_selector",
+]
+
+COMMANDS: Table = {
+    "install": Handler("olm.cli.extensions.install", "install"),
+    "upgrade": Handler("olm.cli.extensions.upgrade", "upgrade"),
+    "list": Handler("olm.cli.extensions.listing", "list_extensions"),
+    "uninstall": Handler("olm.cli.extensions.uninstall", "uninstall"),
+}
+
+DEFAULT_TIMEOUT = 300
+
+
+def label_selector(text: str) -> tuple[str, str]:
+    """`key=value` of `--catalog-selector` (a usage error otherwise)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def catalog_selector(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ClusterExtension's catalog selector from `--catalog` and `--catalog-selector`."""
+    labels = dict(args.catalog_selector or ())
+    if args.catalog:
+        labels[names.METADATA_NAME_LABEL] = args.catalog
+    return {"matchLabels": labels} if labels else None
+
+
+def add_source_flags(parser: argparse.ArgumentParser) -> None:
+    """`--channel`, `--catalog`, `--catalog-selector` and `--watch-namespace`: the spec fields a new
+    extension is planned with (`install` and `rbac`; read back with `catalog_selector(args)`)."""
+    parser.add_argument("--channel", action="append", metavar="C", help="channel to follow (repeatable)")
+    parser.add_argument("--catalog", metavar="NAME", help="only this ClusterCatalog")
+    parser.add_argument(
+        "--catalog-selector",
+        action="append",
+        type=label_selector,
+        metavar="KEY=VALUE",
+        help="only ClusterCatalogs with this label (repeatable)",
+    )
+    parser.add_argument(
+        "--watch-namespace", metavar="NS", help="the namespace the operator watches (spec.config.inline)"
+    )
+
+
+def add_pull_flags(parser: argparse.ArgumentParser) -> None:
+    """`--registry-ca` and `--cache-dir`, for commands that read bundles (read back with
+    `olm.cli.extensions.plan.pull_options(args)`)."""
+    group = parser.add_argument_group("bundle images")
+    group.add_argument(
+        "--registry-ca",
+        type=path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="CA bundle trusted for the bundle images' registry, besides the system store (repeatable)",
+    )
+    group.add_argument(
+        "--cache-dir",
+        type=path,
+        default=None,
+        metavar="DIR",
+        help="where pulled bundle images are kept (default: $XDG_CACHE_HOME/olmctl)",
+    )
+
+
+def _timeout_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=positive,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long to wait (default: {DEFAULT_TIMEOUT})",
+    )
+
+
+def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
+    """`install`, `upgrade`, `list` and `uninstall` (each with `command=` naming a key of `COMMANDS`)."""
+    install_parser = command_parser(
+        top,
+        "install",
+        "preview and install a package as a ClusterExtension",
+        "olmctl install kube-green --namespace kube-green --service-account installer --dry-run",
+        command="install",
+    )
+    install_parser.add_argument("package", metavar="PKG")
+    install_parser.add_argument("-n", "--namespace", required=True, help="namespace to install into")
+    install_parser.add_argument("--name", help="the ClusterExtension's name (default: the package name)")
+    install_parser.add_argument(
+        "--service-account", required=True, metavar="SA", help="ServiceAccount in NAMESPACE that installs it"
+    )
+    install_parser.add_argument(
+        "--create-service-account",
+        action="store_true",
+        help="create the ServiceAccount (and namespace) with the least-privilege RBAC of `olmctl rbac`",
+    )
+    install_parser.add_argument("--version", metavar="RANGE", help="version or version range")
+    add_source_flags(install_parser)
+    install_parser.add_argument("--dry-run", action="store_true", help="preview only; change nothing")
+    _timeout_flag(install_parser)
+    add_pull_flags(install_parser)
+    output_flag(install_parser)
+
+    upgrade_parser = command_parser(
+        top,
+        "upgrade",
+        "preview and perform the upgrade of a ClusterExtension",
+        "olmctl upgrade kube-green --version 0.7.0 --dry-run",
+        command="upgrade",
+    )
+    upgrade_parser.add_argument("name", metavar="NAME")
+    upgrade_parser.add_argument(
+        "--version", metavar="RANGE", help="target version or range (default: newest)"
+    )
+    upgrade_parser.add_argument(
+        "--channel", action="append", metavar="C", help="channel to follow (repeatable)"
+    )
+    upgrade_parser.add_argument(
+        "--self-certified",
+        action="store_true",
+        help="set upgradeConstraintPolicy SelfCertified: allow a target that is not a successor",
+    )
+    upgrade_parser.add_argument("--dry-run", action="store_true", help="preview only; change nothing")
+    _timeout_flag(upgrade_parser)
+    add_pull_flags(upgrade_parser)
+    output_flag(upgrade_parser)
+
+    listing = command_parser(
+        top,
+        "list",
+        "installed ClusterExtensions with version, channels and health",
+        "olmctl list -o yaml",
+        command="list",
+    )
+    output_flag(listing)
+
+    removal = command_parser(
+        top,
+        "uninstall",
+        "delete a ClusterExtension and wait until its content is gone",
+        "olmctl uninstall kube-green",
+        command="uninstall",
+    )
+    removal.add_argument("name", metavar="NAME")
+    _timeout_flag(removal)
