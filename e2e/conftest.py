@@ -1,5 +1,5 @@
 """e2e tests run against the local control plane and registry, with every binary OLM's tests use
-(the `test` set of `hack/controlplane/build.py`: the control plane, the real node's, cert-manager,
+(the `test` set of `olm_testkit.binaries`: the control plane, the real node's, cert-manager,
 otelcol, promtool)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hack.controlplane import build
+from olm_testkit import binaries
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -35,4 +35,4 @@ def control_plane_binaries() -> Path:
     built on first use into the runtime's cache (`~/.cache/olm-runtime/bin`, shared with
     `python -m olm_runtime.testing binaries`); `make test` builds them before the sessions start."""
     assets = os.environ.get("OLMPY_ASSETS")
-    return Path(assets) if assets else build.ensure_binaries("test")
+    return Path(assets) if assets else binaries.ensure_binaries("test")

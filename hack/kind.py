@@ -36,8 +36,8 @@ from typing import Any
 import yaml
 
 from hack import demo
-from hack.controlplane import build
 from olm.api import names
+from olm_testkit import binaries
 from olm_testkit.deploy import kustomize
 
 CLUSTER_NAME = "olm-py"
@@ -366,7 +366,7 @@ def plan(*, repo: Path, files: Files, image: str, tools: Tools, cluster_exists: 
                 stream=True,
             )
         )
-    version = build.cert_manager_version()
+    version = binaries.cert_manager_version()
     steps += [
         Step(
             what=f"install cert-manager {version}",
@@ -606,7 +606,7 @@ def up(repo: Path, *, image: str = DEFAULT_IMAGE) -> int:
             exists = CLUSTER_NAME in kind_clusters(env)
             steps = plan(repo=repo, files=files, image=image, tools=tools, cluster_exists=exists)
             run(steps[len(checks) :], env, first=len(checks) + 1, total=len(steps))
-    except (MissingTools, StepFailed, ValueError, build.BuildError) as err:
+    except (MissingTools, StepFailed, ValueError, binaries.BuildError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     controller = deployments(repo)["operator-controller"][0]

@@ -34,7 +34,6 @@ from typing import Any
 
 from hack import demo
 from hack.controlplane import __main__ as controlplane
-from hack.controlplane import build
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm_runtime import conditions
@@ -42,7 +41,7 @@ from olm_runtime.client import Client, GroupVersionKind, errors, load_config
 from olm_runtime.testing import process
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
-from olm_testkit import crds, nodenet
+from olm_testkit import binaries, crds, nodenet
 from olm_testkit import node as real_nodes
 from olm_testkit.certmanager import CertManager
 from olm_testkit.deploy import install as deploy
@@ -248,8 +247,8 @@ async def _deploy(plane: ControlPlane, image: str) -> deploy.Deployed:
 
 
 def up(*, processes: bool = False) -> int:
-    binaries = build.ensure_binaries("run")
-    plane, registry, node = _start_cluster(binaries, processes=processes)
+    binary_dir = binaries.ensure_binaries("run")
+    plane, registry, node = _start_cluster(binary_dir, processes=processes)
     asyncio.run(_prepare(plane.kubeconfig))
     cert_manager = CertManager(plane, controlplane.state_dir() / "cert-manager")
     print(f"cert-manager ready in {asyncio.run(cert_manager.up()):.1f}s")
@@ -326,7 +325,7 @@ def down() -> int:
             process.stop(running[name])
     with contextlib.suppress(FileNotFoundError):
         _pids_file().unlink()
-    plane = controlplane.make_control_plane(build.binary_dir("run"))
+    plane = controlplane.make_control_plane(binaries.binary_dir("run"))
     CertManager(plane, controlplane.state_dir() / "cert-manager").stop()
     network = nodenet.held_by(controlplane.state_dir())
     if network is not None:
@@ -356,7 +355,7 @@ def main() -> int:
     try:
         return up(processes=args.processes) if args.command == "up" else down()
     except (
-        build.BuildError,
+        binaries.BuildError,
         process.ComponentFailure,
         errors.APIError,
         deploy.DeploymentFailed,

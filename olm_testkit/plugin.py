@@ -11,7 +11,7 @@ registry, clients, namespaces) it adds what only OLM's suites need:
   configuration restored after each test;
 - a real kubelet node and the network it joins, and cert-manager. Their binaries (kubelet,
   kube-proxy, CoreDNS, pause, cert-manager) must be in `control_plane_binaries`' directory; olm-py's
-  e2e conftest.py points that fixture at the binaries `hack.controlplane.build` builds.
+  e2e conftest.py points that fixture at the binaries `olm_testkit.binaries` builds.
 
 Real nodes (`real_node`) need root and a node network made before the control plane starts:
 override `node_network` to return one (see `olm_testkit.nodenet`); by default there is none and

@@ -15,11 +15,10 @@ import sys
 import time
 from pathlib import Path
 
-from hack.controlplane import build
 from olm_runtime.testing import process
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
 from olm_runtime.testing.registry import Registry, RegistryOptions
-from olm_testkit import nodenet
+from olm_testkit import binaries, nodenet
 
 
 def state_dir() -> Path:
@@ -54,7 +53,7 @@ def _mib(value: int) -> str:
 
 
 def cmd_up() -> int:
-    control_plane = make_control_plane(build.ensure_binaries("run"))
+    control_plane = make_control_plane(binaries.ensure_binaries("run"))
     seconds = control_plane.up()
     print(f"control plane ready (API server up, kwok nodes Ready) in {seconds:.1f}s")
     registry = make_registry(control_plane)
@@ -71,7 +70,7 @@ Stop:  make cluster-down""")
 
 
 def cmd_down() -> int:
-    control_plane = make_control_plane(build.binary_dir("run"))
+    control_plane = make_control_plane(binaries.binary_dir("run"))
     make_registry(control_plane).down()
     control_plane.down()
     print("control plane and registry stopped")
@@ -79,7 +78,7 @@ def cmd_down() -> int:
 
 
 def cmd_status() -> int:
-    control_plane = make_control_plane(build.binary_dir("run"))
+    control_plane = make_control_plane(binaries.binary_dir("run"))
     if not (control_plane.state_dir / "state.json").exists():
         print("control plane: down")
         return 1
@@ -92,7 +91,7 @@ def cmd_status() -> int:
 
 
 def cmd_selfcheck() -> int:
-    control_plane = make_control_plane(build.binary_dir("run"))
+    control_plane = make_control_plane(binaries.binary_dir("run"))
     control_plane.up()
     rest = control_plane.rest
     name = f"selfcheck-{int(time.time())}"
@@ -131,19 +130,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=("build", "up", "down", "status", "selfcheck"))
     parser.add_argument(
         "--set",
-        choices=tuple(build.SETS),
+        choices=tuple(binaries.SETS),
         default="test",
         help="build: which binaries (run: what `make run` starts; test: everything, the default)",
     )
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            print(build.ensure_binaries(args.set))
+            print(binaries.ensure_binaries(args.set))
             return 0
         return {"up": cmd_up, "down": cmd_down, "status": cmd_status, "selfcheck": cmd_selfcheck}[
             args.command
         ]()
-    except (build.BuildError, process.ComponentFailure) as err:
+    except (binaries.BuildError, process.ComponentFailure) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
 

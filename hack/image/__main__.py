@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from hack.controlplane import __main__ as controlplane
-from hack.controlplane import build as controlplane_build
+from olm_testkit import binaries as controlplane_build
 from olm_testkit.image import build, oci
 from olm_testkit.image.layer import LayerError
 

@@ -1,4 +1,4 @@
-"""The Pod sandbox image: the pause program built here (`hack/controlplane/gomod/pause`) as the only
+"""The Pod sandbox image: the pause program built here (`olm_testkit/gomod/pause`) as the only
 file of an OCI image, `SANDBOX_IMAGE`, that containerd imports instead of pulling one."""
 
 from __future__ import annotations

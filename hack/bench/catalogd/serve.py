@@ -25,30 +25,29 @@ import random
 import shutil
 import ssl
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import aiohttp
-import yaml
 
-from hack.controlplane import build
-from hack.images.layout import catalog_image
-from hack.images.registry import Reference, RegistryClient
+from hack.bench.cluster import plane_and_registry, pusher
+from hack.bench.measure import create_to_serving, proc_memory_mib
 from olm import fbc
-from olm.api.kinds import CLUSTER_CATALOG
-from olm_runtime.client import Client, errors, load_config
-from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
-from olm_runtime.testing.process import free_ports
-from olm_runtime.testing.registry import Registry, RegistryOptions
+from olm_runtime.client import Client, load_config
+from olm_runtime.testing.registry import Registry
+from olm_testkit import crds
+from olm_testkit.catalogs import cluster_catalog, push_catalog
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.processes import CatalogdProcess
 
-ROOT = Path(__file__).resolve().parents[3]
-REAL = ROOT.parent / "shared" / "realdata" / "catalogs" / "community-operators-prod-v4.20"
+REAL = realdata.REALDATA / realdata.COMMUNITY_CATALOG
 CONCURRENCY = 50
+FIELD_MANAGER = "bench"
+POLL = 0.05
+SERVE_TIMEOUT = 600.0
 
 
 def generate(directory: Path, bundles: int, packages: int = 100) -> list[str]:
@@ -90,32 +89,12 @@ def packages_of(directory: Path) -> list[str]:
     return sorted({m.name for m in fbc.iter_metas(directory) if m.schema == "olm.package" and m.name})
 
 
-def proc_status(pid: int) -> dict[str, int]:
-    values: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            values[key] = int(rest.split()[0]) * 1024
-    return values
-
-
-async def wait_serving(kube: Client, name: str, timeout: float = 600) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        obj = await kube.get(CLUSTER_CATALOG, name)
-        for condition in (obj.get("status") or {}).get("conditions") or []:
-            if condition["type"] == "Serving" and condition["status"] == "True":
-                return time.monotonic() - started
-        await asyncio.sleep(0.05)
-    raise TimeoutError(f"{name} did not become Serving")
-
-
 @dataclass(frozen=True)
 class Bench:
     kube: Client
     pusher: RegistryClient
     registry: Registry
-    catalogd: subprocess.Popen[bytes]
+    catalogd: CatalogdProcess
     base: str
     context: ssl.SSLContext
     requests: int
@@ -136,18 +115,11 @@ async def measure(bench: Bench, label: str, directory: Path, packages: list[str]
     size = await asyncio.to_thread(_size, directory)
     name = f"bench-{label}"
     ref = f"{registry.host}/bench/{label}:v1"
-    image = await asyncio.to_thread(catalog_image, directory)
-    await asyncio.to_thread(bench.pusher.push, image, Reference.parse(ref))
-    await kube.create(
-        {
-            "apiVersion": CLUSTER_CATALOG.api_version,
-            "kind": CLUSTER_CATALOG.kind,
-            "metadata": {"name": name},
-            "spec": {"source": {"type": "Image", "image": {"ref": ref}}},
-        }
-    )
-    seconds = await wait_serving(kube, name)
-    memory = proc_status(catalogd.pid)
+    await asyncio.to_thread(push_catalog, bench.pusher, directory, ref)
+    seconds = await create_to_serving(kube, cluster_catalog(name, ref), timeout=SERVE_TIMEOUT, interval=POLL)
+    assert catalogd.process is not None
+    pid = catalogd.process.pid
+    rss, _ = proc_memory_mib(pid)
     connector = aiohttp.TCPConnector(ssl=bench.context, limit=CONCURRENCY)
     async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as session:
         started = time.perf_counter()
@@ -176,95 +148,54 @@ async def measure(bench: Bench, label: str, directory: Path, packages: list[str]
         load_started = time.perf_counter()
         await asyncio.gather(*(client() for _ in range(CONCURRENCY)))
         load_seconds = time.perf_counter() - load_started
-    after = proc_status(catalogd.pid)
+    rss_after, hwm_after = proc_memory_mib(pid)
     latencies.sort()
     p50 = statistics.median(latencies) * 1000
     p99 = latencies[int(len(latencies) * 0.99) - 1] * 1000
     print(
         f"{label:>22}: {size / 1e6:7.1f} MB source, {seconds:6.2f} s to Serving, "
-        f"RSS {memory['VmRSS'] / 2**20:6.1f} MiB after serving / "
-        f"{after['VmRSS'] / 2**20:6.1f} MiB after load, "
-        f"peak {after['VmHWM'] / 2**20:6.1f} MiB; all: {total / 1e6:.1f} MB at {throughput:6.1f} MB/s; "
+        f"RSS {rss:6.1f} MiB after serving / "
+        f"{rss_after:6.1f} MiB after load, "
+        f"peak {hwm_after:6.1f} MiB; all: {total / 1e6:.1f} MB at {throughput:6.1f} MB/s; "
         f"metas?package= x{requests} @{CONCURRENCY}: p50 {p50:6.1f} ms, p99 {p99:6.1f} ms, "
         f"{requests / load_seconds:6.0f} req/s",
         flush=True,
     )
 
 
-def _crds() -> list[Any]:
-    return [yaml.safe_load(p.read_text()) for p in sorted((ROOT / "manifests" / "crds").glob("*.yaml"))]
-
-
-def _start_catalogd(plane: ControlPlane, work: Path) -> tuple[subprocess.Popen[bytes], int]:
-    pair = plane.certificate_authority().issue("catalogd-bench", common_name="catalogd", hosts=["127.0.0.1"])
-    cas = work / "cas"
-    cas.mkdir()
-    shutil.copy(plane.ca_file, cas / "ca.crt")
-    metrics, health, port = free_ports(3)
-    log = (work / "catalogd.log").open("wb")
-    catalogd = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "olm.catalogd.main",
-            f"--kubeconfig={plane.kubeconfig}",
-            f"--metrics-bind-address=127.0.0.1:{metrics}",
-            f"--health-probe-bind-address=127.0.0.1:{health}",
-            f"--catalogs-server-addr=127.0.0.1:{port}",
-            f"--tls-cert={pair.cert_file}",
-            f"--tls-key={pair.key_file}",
-            f"--storage-dir={work / 'storage'}",
-            f"--pull-cas-dir={cas}",
-            "--log-level=warning",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-    )
-    return catalogd, port
-
-
 async def run(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-catalogd-"))
-    plane = ControlPlane(
-        ControlPlaneOptions(binary_dir=build.ensure_binaries(), state_dir=work / "cp", tie_to_parent=True)
-    )
-    plane.up()
-    registry = Registry(
-        RegistryOptions(state_dir=work / "registry", ca=plane.certificate_authority(), tie_to_parent=True)
-    )
-    registry.up()
-    catalogd: subprocess.Popen[bytes] | None = None
     try:
-        config = await load_config(kubeconfig=plane.kubeconfig)
-        async with await Client.connect(config, field_manager="bench") as kube:
-            for document in await asyncio.to_thread(_crds):
-                await kube.apply(document, force=True)
-            while True:
-                try:
-                    await kube.list(CLUSTER_CATALOG)
-                    break
-                except (errors.APIError, LookupError):
-                    await asyncio.sleep(0.2)
-            process, port = await asyncio.to_thread(_start_catalogd, plane, work)
-            catalogd = process
-            context = ssl.create_default_context(cafile=str(plane.ca_file))
-            base = f"https://127.0.0.1:{port}/catalogs"
-            pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
-            print(f"catalogd pid {process.pid}; log {work / 'catalogd.log'}", flush=True)
-            bench = Bench(kube, pusher, registry, process, base, context, args.requests)
-            if REAL.is_dir():
-                await measure(bench, "community-operators", REAL, await asyncio.to_thread(packages_of, REAL))
-            generated = work / "generated"
-            packages = await asyncio.to_thread(generate, generated, args.bundles)
-            await measure(bench, f"generated-{args.bundles}", generated, packages)
+        with plane_and_registry(work) as (plane, registry):
+            config = await load_config(kubeconfig=plane.kubeconfig)
+            async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
+                await crds.install(kube, field_manager=FIELD_MANAGER)
+                # As shipped (every catalog, no webhook), logging warnings only.
+                catalogd = CatalogdProcess(
+                    plane,
+                    work / "catalogd",
+                    webhook=False,
+                    scope_selector=None,
+                    extra_args=("--log-format=json", "--log-level=warning"),
+                )
+                async with catalogd.running():
+                    await measure_all(kube, registry, catalogd, args, work)
     finally:
-        if catalogd is not None:
-            catalogd.terminate()
-            catalogd.wait(30)
-        registry.down()
-        plane.down()
         shutil.rmtree(work, ignore_errors=True)
+
+
+async def measure_all(
+    kube: Client, registry: Registry, catalogd: CatalogdProcess, args: argparse.Namespace, work: Path
+) -> None:
+    assert catalogd.process is not None
+    context = ssl.create_default_context(cafile=str(catalogd.control_plane.ca_file))
+    print(f"catalogd pid {catalogd.process.pid}; log {catalogd.log_file}", flush=True)
+    bench = Bench(kube, pusher(registry), registry, catalogd, catalogd.catalogs_url, context, args.requests)
+    if REAL.is_dir():
+        await measure(bench, "community-operators", REAL, await asyncio.to_thread(packages_of, REAL))
+    generated = work / "generated"
+    packages = await asyncio.to_thread(generate, generated, args.bundles)
+    await measure(bench, f"generated-{args.bundles}", generated, packages)
 
 
 def main() -> None:

@@ -15,15 +15,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hack.bench.cluster import INSTALLER, installer_namespace, kubeconfig_or_control_plane
+from hack.bench.measure import own_rss
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset import identity
@@ -31,15 +28,17 @@ from olm_runtime import conditions
 from olm_runtime.client import Client, load_config
 from olm_runtime.client._metrics import REST_CLIENT
 from olm_runtime.manager import Manager, ManagerOptions
+from olm_runtime.testing.poll import eventually
+from olm_testkit import crds
 
-CRD_DIR = Path(__file__).resolve().parents[3] / "manifests" / "crds"
+FIELD_MANAGER = "bench"
 SCENARIOS = ((1, 1), (13, 5), (20, 50))
-PAGE = os.sysconf("SC_PAGE_SIZE")
+POLL = 0.05
+ROLLOUT_TIMEOUT = 600.0
 
 
 def rss_mib() -> float:
-    with open("/proc/self/statm", encoding="ascii") as f:
-        return int(f.read().split()[1]) * PAGE / 2**20
+    return own_rss() / 2**20
 
 
 def requests_so_far() -> float:
@@ -88,33 +87,31 @@ def revision(name: str, namespace: str, phases: int, objects: int) -> dict[str, 
 
 
 async def prepare(admin: Client, namespace: str) -> None:
-    for path in sorted(CRD_DIR.glob("*.yaml")):
-        await admin.apply(yaml.safe_load(path.read_text(encoding="utf-8")), force=True)
+    await crds.install(admin, field_manager=FIELD_MANAGER)
     await installer_namespace(admin, namespace)
-    for _ in range(100):
-        with contextlib.suppress(Exception):
-            await admin.list(CLUSTER_OBJECT_SET)
-            return
-        await asyncio.sleep(0.1)
 
 
 async def wait_succeeded(observer: Client, name: str) -> int:
     """Poll until the revision has Succeeded; returns how many GETs that took."""
     polls = 0
-    while True:
+
+    async def succeeded() -> bool:
+        nonlocal polls
         polls += 1
-        with contextlib.suppress(Exception):
-            cos = await observer.get(CLUSTER_OBJECT_SET, name)
-            if conditions.is_true((cos.get("status") or {}).get("conditions") or [], "Succeeded"):
-                return polls
-        await asyncio.sleep(0.05)
+        cos = await observer.get(CLUSTER_OBJECT_SET, name)
+        return conditions.of(cos, "Succeeded").get("status") == "True"
+
+    await eventually(
+        succeeded, what=f"ClusterObjectSet {name} to succeed", timeout=ROLLOUT_TIMEOUT, interval=POLL
+    )
+    return polls
 
 
 async def run(kubeconfig: str) -> None:
     config = await load_config(kubeconfig=kubeconfig)
     namespace = f"bench-cos-{uuid.uuid4().hex[:6]}"
     async with (
-        await Client.connect(config, field_manager="bench") as admin,
+        await Client.connect(config, field_manager=FIELD_MANAGER) as admin,
         await Client.connect(config, field_manager="bench-observer") as observer,
     ):
         await prepare(admin, namespace)

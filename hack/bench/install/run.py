@@ -33,194 +33,60 @@ import statistics
 import tempfile
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-import orjson
-from prometheus_client.parser import text_string_to_metric_families
-
-from hack.bench.cluster import installer_namespace
+from hack.bench.cluster import (
+    SYSTEM_PODS,
+    installer_namespace,
+    latest_published,
+    plane_and_registry,
+    pusher,
+)
 from hack.bench.install import synthetic
-from hack.controlplane import build
-from hack.crdgen import install as crds
-from hack.images import realdata
-from hack.images.registry import RegistryClient
-from hack.processes import CatalogdProcess, OperatorControllerProcess
-from olm import fbc, semver
-from olm.api import names
+from hack.bench.measure import (
+    PLAIN_METRICS,
+    Report,
+    create_to_serving,
+    proc_memory_mib,
+    quiet,
+    scrape,
+)
 from olm.api.extensionspec import CatalogSource
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.pipeline.catalogs import CatalogClient, CatalogRef, ClientOptions
 from olm.pipeline.resolve import CatalogContent, resolve
+from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds, load_config
-from olm_runtime.testing.certmanager import CertManager
-from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
-from olm_runtime.testing.registry import Registry, RegistryOptions
+from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.poll import eventually
+from olm_runtime.testing.registry import Registry
+from olm_testkit import crds
+from olm_testkit.catalogs import catalog_selector, cluster_catalog
+from olm_testkit.certmanager import CertManager
+from olm_testkit.extensions import extension_object
+from olm_testkit.images import realdata
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
 FIELD_MANAGER = "bench-install"
 INSTALLS = ("kube-green", "sailoperator")
 RESOLVE_PACKAGES = ("sailoperator", "infinispan", "kube-green")
 POKE_ANNOTATION = "bench.olm-py.io/poke"
 POLL = 0.1
-PODS_PER_NODE = 110
-SYSTEM_PODS = 20
-"""Pods beside the extensions' own: cert-manager, CoreDNS and the like."""
 INSTALL_TIMEOUT = 300.0
 SLOW_INSTALL = 5.0
 """Installs slower than this print how their Progressing condition went."""
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+SERVE_TIMEOUT = 600.0
 
 
-# --- small readers -----------------------------------------------------------------------------
-
-
-def proc_memory_mib(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) of `pid` in MiB."""
-    values: dict[str, float] = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            values[key] = int(rest.split()[0]) / 1024
-    return values["VmRSS"], values["VmHWM"]
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds of `pid` so far (`utime` and `stime` of `/proc/<pid>/stat`)."""
-    text = Path(f"/proc/{pid}/stat").read_text()
-    # The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
-    fields = text[text.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-@dataclass(frozen=True)
-class Scrape:
-    """What one `/metrics` read of operator-controller says."""
-
-    requests: dict[str, float]
-    """`rest_client_requests_total` summed per `method`."""
-    reconciles: dict[str, float]
-    """`controller_runtime_reconcile_total` summed per `controller`."""
-
-    def minus(self, other: Scrape) -> Scrape:
-        return Scrape(
-            {k: v - other.requests.get(k, 0.0) for k, v in self.requests.items()},
-            {k: v - other.reconciles.get(k, 0.0) for k, v in self.reconciles.items()},
-        )
-
-
-async def scrape(process: OperatorControllerProcess) -> Scrape:
-    url = f"http://127.0.0.1:{process.ports['metrics']}/metrics"
-    async with aiohttp.ClientSession() as session, session.get(url) as response:
-        text = await response.text()
-    requests: dict[str, float] = {}
-    reconciles: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == "rest_client_requests_total":
-                method = sample.labels.get("method", "?")
-                requests[method] = requests.get(method, 0.0) + sample.value
-            elif sample.name == "controller_runtime_reconcile_total":
-                name = sample.labels.get("controller", "?")
-                reconciles[name] = reconciles.get(name, 0.0) + sample.value
-    return Scrape(requests, reconciles)
-
-
-async def quiet(process: OperatorControllerProcess, *, still: float = 3.0, timeout: float = 120.0) -> Scrape:
-    """Wait until no controller reconciled for `still` seconds; the scrape at that moment."""
-    deadline = time.monotonic() + timeout
-    last = await scrape(process)
-    since = time.monotonic()
-    while time.monotonic() < deadline:
-        await asyncio.sleep(0.5)
-        now = await scrape(process)
-        if now.reconciles != last.reconciles:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= still:
-            return now
-    raise TimeoutError("operator-controller kept reconciling")
-
-
-def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    for item in (obj.get("status") or {}).get("conditions") or []:
-        if item.get("type") == kind:
-            return dict(item)
-    return {}
-
-
-async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        await asyncio.sleep(POLL)
-
-
-# --- cluster objects ---------------------------------------------------------------------------
-
-
-def cluster_catalog(name: str, ref: str) -> dict[str, Any]:
-    # The name label is set here: no catalogd webhook is registered on the bench's planes.
-    return {
-        "apiVersion": CLUSTER_CATALOG.api_version,
-        "kind": CLUSTER_CATALOG.kind,
-        "metadata": {"name": name, "labels": {names.METADATA_NAME_LABEL: name}},
-        "spec": {"source": {"type": "Image", "image": {"ref": ref}}},
-    }
-
-
-async def is_serving(kube: Client, name: str) -> bool:
-    found = dict(await kube.get(CLUSTER_CATALOG, name))
-    return condition(found, "Serving").get("status") == "True"
-
-
-async def serve_catalog(kube: Client, name: str, published: realdata.PublishedCatalog) -> float:
+async def serve(kube: Client, name: str, published: realdata.PublishedCatalog) -> float:
     """Create a ClusterCatalog for `published` and wait until it serves; the seconds it took."""
-    started = time.perf_counter()
-    await kube.create(cluster_catalog(name, published.digest_ref))
-    await until(lambda: is_serving(kube, name), f"ClusterCatalog {name} to serve", 600)
-    return time.perf_counter() - started
-
-
-def extension(
-    name: str, package: str, namespace: str, account: str, *, catalog: str, version: str | None
-) -> Any:
-    source: dict[str, Any] = {
-        "packageName": package,
-        "selector": {"matchLabels": {names.METADATA_NAME_LABEL: catalog}},
-    }
-    if version is not None:
-        source["version"] = version
-    return {
-        "apiVersion": CLUSTER_EXTENSION.api_version,
-        "kind": CLUSTER_EXTENSION.kind,
-        "metadata": {"name": name},
-        "spec": {
-            "namespace": namespace,
-            "serviceAccount": {"name": account},
-            "source": {"sourceType": "Catalog", "catalog": source},
-        },
-    }
-
-
-def latest_published(published: realdata.PublishedCatalog, package: str) -> str:
-    """The highest version of `package` whose bundle image was pushed."""
-    best: tuple[semver.Version, str] | None = None
-    for meta in fbc.iter_metas(published.directory / package):
-        if meta.schema != fbc.SCHEMA_BUNDLE or meta.name in published.unpublished:
-            continue
-        for prop in orjson.loads(meta.blob).get("properties") or ():
-            if prop.get("type") == "olm.package":
-                text = str(prop["value"]["version"])
-                version = semver.parse_version(text)
-                if best is None or best[0] < version:
-                    best = (version, text)
-    if best is None:
-        raise LookupError(f"no published bundle of {package}")
-    return best[1]
+    # The name label is set here: no catalogd webhook is registered on the bench's planes.
+    catalog = cluster_catalog(name, published.digest_ref, name_label=True)
+    return await create_to_serving(kube, catalog, timeout=SERVE_TIMEOUT, interval=POLL)
 
 
 # --- 1. installs ---------------------------------------------------------------------------------
@@ -263,28 +129,32 @@ async def measure_install(kube: Client, package: str, version: str, catalog: str
     name = f"bench-{package}"
     wall = time.time()
     started = time.perf_counter()
-    await kube.create(extension(name, package, namespace, account, catalog=catalog, version=version))
+    await kube.create(
+        extension_object(
+            name, package, namespace, account, version=version, selector=catalog_selector(catalog)
+        )
+    )
     last: dict[str, Any] = {}
     while time.perf_counter() - started < INSTALL_TIMEOUT:
         last = dict(await kube.get(CLUSTER_EXTENSION, name))
         elapsed = time.perf_counter() - started
-        progressing = condition(last, "Progressing")
+        progressing = conditions.of(last, "Progressing")
         seen = f"{progressing.get('reason')}: {str(progressing.get('message', ''))[:160]}"
         if progressing.get("reason") == "RollingOut":
             with contextlib.suppress(errors.NotFound):
-                available = condition(dict(await kube.get(CLUSTER_OBJECT_SET, f"{name}-1")), "Available")
+                available = conditions.of(dict(await kube.get(CLUSTER_OBJECT_SET, f"{name}-1")), "Available")
                 seen += f" / revision {available.get('reason')}: {str(available.get('message', ''))[:200]}"
         if not figures.transitions or not figures.transitions[-1].endswith(seen):
             figures.transitions.append(f"{elapsed:.1f}s {seen}")
         if figures.progressing is None and progressing.get("reason") == "Succeeded":
             figures.progressing = elapsed
-        if figures.installed is None and condition(last, "Installed").get("status") == "True":
+        if figures.installed is None and conditions.of(last, "Installed").get("status") == "True":
             figures.installed = elapsed
         if figures.progressing is not None and figures.installed is not None:
             break
         await asyncio.sleep(POLL)
     else:
-        progressing = condition(last, "Progressing")
+        progressing = conditions.of(last, "Progressing")
         figures.note = (
             f"timed out after {INSTALL_TIMEOUT:.0f}s: Progressing={progressing.get('reason')}: "
             + str(progressing.get("message", ""))[:300]
@@ -347,33 +217,6 @@ async def measure_resolution(kube: Client, ca_file: Path, catalog: str, runs: in
 # --- 3 and 4. many extensions -------------------------------------------------------------------
 
 
-async def install_synthetic(
-    kube: Client,
-    count: int,
-    catalog: str,
-    make_account: Callable[[Client, str], Awaitable[str]] = installer_namespace,
-) -> tuple[list[str], float]:
-    """Create `count` synthetic extensions at once, each in a namespace of its name whose installer
-    ServiceAccount `make_account` makes; their names and the seconds from the first create until
-    all are Installed."""
-    names_ = [f"bench-{synthetic.package_name(i)}" for i in range(count)]
-    accounts = [await make_account(kube, name) for name in names_]
-    started = time.perf_counter()
-    for i, (name, account) in enumerate(zip(names_, accounts, strict=True)):
-        package = synthetic.package_name(i)
-        await kube.create(extension(name, package, name, account, catalog=catalog, version=None))
-
-    async def all_installed() -> bool:
-        listed = await kube.list(CLUSTER_EXTENSION)
-        mine = [dict(item) for item in listed.items if item["metadata"]["name"] in names_]
-        return len(mine) == count and all(
-            condition(item, "Installed").get("status") == "True" for item in mine
-        )
-
-    await until(all_installed, f"{count} synthetic extensions to be Installed", 600)
-    return names_, time.perf_counter() - started
-
-
 @dataclass(frozen=True)
 class RequestFigures:
     rounds: int
@@ -396,7 +239,7 @@ async def measure_requests(
         async def caught_up(target: float = target) -> bool:
             return (await scrape(process)).reconciles.get("clusterextension", 0.0) >= target
 
-        await until(caught_up, f"round {round_} of reconciles", 120)
+        await eventually(caught_up, what=f"round {round_} of reconciles", timeout=120, interval=POLL)
     after = await quiet(process)
     delta = after.minus(before)
     return RequestFigures(rounds, delta.reconciles, delta.requests)
@@ -405,41 +248,17 @@ async def measure_requests(
 # --- the run ------------------------------------------------------------------------------------
 
 
-@dataclass
-class Report:
-    lines: list[str] = field(default_factory=list)
-    table: list[tuple[str, str]] = field(default_factory=list)
-
-    def say(self, text: str) -> None:
-        print(text, flush=True)
-        self.lines.append(text)
-
-    def figure(self, what: str, value: str) -> None:
-        self.say(f"  {what}: {value}")
-        self.table.append((what, value))
-
-    def print_summary(self) -> None:
-        width = max(len(what) for what, _ in self.table)
-        print("\n" + "=" * 30 + " summary " + "=" * 30)
-        for what, value in self.table:
-            print(f"{what:<{width}}  {value}")
-
-
 def ms(values: Sequence[float]) -> str:
     return f"{statistics.median(values) * 1000:.1f} ms (min {min(values) * 1000:.1f}, n={len(values)})"
 
 
-async def prepare(kube: Client) -> None:
-    """The OLM CRDs and the system namespace, which both processes need before they start."""
-    await crds.install_with_system_namespace(kube, field_manager=FIELD_MANAGER)
-
-
 async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argparse.Namespace) -> None:
     report = Report()
-    pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
+    images = pusher(registry)
     config = await load_config(kubeconfig=plane.kubeconfig)
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
-        await prepare(kube)
+        # The OLM CRDs and the system namespace, which both processes need before they start.
+        await crds.install_with_system_namespace(kube, field_manager=FIELD_MANAGER)
         cert_manager = CertManager(plane, workdir / "cert-manager")
         try:
             report.say(f"cert-manager ready in {await cert_manager.up():.1f}s")
@@ -449,7 +268,7 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
         # Plain-HTTP metrics: the figures count operator-controller's API requests, and a secure
         # listener would add its TokenReviews and SubjectAccessReviews to them.
         controller = OperatorControllerProcess(
-            plane, workdir / "operator-controller", extra_args=("--no-metrics-secure",)
+            plane, workdir / "operator-controller", extra_args=(PLAIN_METRICS,)
         )
         catalogd.start()
         controller.start()
@@ -464,8 +283,8 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
             )
             community = await asyncio.to_thread(
                 realdata.publish_community_catalog,
-                pusher,
-                pusher.host,
+                images,
+                images.host,
                 packages=packages,
                 repository_prefix="bench/community",
             )
@@ -474,7 +293,7 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
                 f"{len(community.bundles) - len(community.unpublished)} of {len(community.bundles)} bundles "
                 f"pushed) in {time.perf_counter() - started:.1f}s"
             )
-            seconds = await serve_catalog(kube, "community", community)
+            seconds = await serve(kube, "community", community)
             report.say(f"ClusterCatalog community Serving in {seconds:.1f}s")
             await asyncio.sleep(2.0)
             rss, hwm = proc_memory_mib(pid)
@@ -500,9 +319,9 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
                 report.figure(f"resolve {item.package} warm", ms(item.warm))
 
             report.say(f"\n3b. {args.extensions} synthetic extensions")
-            published = await asyncio.to_thread(synthetic.publish, pusher, workdir, args.extensions)
-            await serve_catalog(kube, "synthetic", published)
-            installed, seconds = await install_synthetic(kube, args.extensions, "synthetic")
+            published = await asyncio.to_thread(synthetic.publish, images, workdir, args.extensions)
+            await serve(kube, "synthetic", published)
+            installed, seconds = await synthetic.install(kube, args.extensions, "synthetic")
             report.figure(f"{args.extensions} extensions created -> all Installed", f"{seconds:.1f}s")
             await quiet(controller)
             rss, hwm = proc_memory_mib(pid)
@@ -543,37 +362,6 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
         f"machine: {os.cpu_count()} cores shared with other work; ours only (make bench-upstream runs "
         "upstream's operator-controller beside it)"
     )
-
-
-@contextlib.contextmanager
-def plane_and_registry(
-    workdir: Path, *, pods: int = PODS_PER_NODE
-) -> Iterator[tuple[ControlPlane, Registry]]:
-    """A control plane with kwok nodes enough for `pods` Pods (110 each, as a kubelet allows) and a
-    registry trusting its CA, up for the block (shared with `hack.bench.install.tracing` and
-    `hack.bench.upstream`, so the benches measure against the same setup)."""
-    plane = ControlPlane(
-        ControlPlaneOptions(
-            binary_dir=build.ensure_binaries(),
-            state_dir=workdir / "controlplane",
-            nodes=-(-pods // PODS_PER_NODE),
-            tie_to_parent=True,
-        )
-    )
-    plane.up()
-    try:
-        registry = Registry(
-            RegistryOptions(
-                state_dir=workdir / "registry", ca=plane.certificate_authority(), tie_to_parent=True
-            )
-        )
-        registry.up()
-        try:
-            yield plane, registry
-        finally:
-            registry.down()
-    finally:
-        plane.down()
 
 
 def main() -> None:

@@ -3,18 +3,28 @@
 `write_bundle(root, index)` writes `root/<package>/` with `manifests/` (a CSV supporting only
 `AllNamespaces`, a CRD of its own group, and a ServiceAccount's permissions) and
 `metadata/annotations.yaml`. Written as JSON (which is YAML), so nothing depends on an emitter.
-The Deployment's image is never pulled: the control plane's nodes are kwok nodes.
+The Deployment's image is never pulled: the control plane's nodes are kwok nodes. `publish` pushes
+them as one catalog; `install` creates their ClusterExtensions and times them to Installed.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from hack.images import realdata
-from hack.images.registry import RegistryClient
+from hack.bench.cluster import installer_namespace
+from olm.api.kinds import CLUSTER_EXTENSION
+from olm_runtime import conditions
+from olm_runtime.client import Client
+from olm_runtime.testing.poll import eventually
+from olm_testkit.catalogs import catalog_selector
+from olm_testkit.extensions import extension_object
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
 
 VERSION = "1.0.0"
 CHANNEL = "stable"
@@ -155,3 +165,43 @@ def publish(pusher: RegistryClient, workdir: Path, count: int) -> realdata.Publi
     return realdata.publish_custom_catalog(
         pusher, pusher.host, packages=packages, repository_prefix="bench/synthetic"
     )
+
+
+async def install(
+    kube: Client,
+    count: int,
+    catalog: str,
+    make_account: Callable[[Client, str], Awaitable[str]] = installer_namespace,
+    *,
+    first: int = 0,
+    timeout: float = 600.0,
+    interval: float = 0.1,
+) -> tuple[list[str], float]:
+    """Create the ClusterExtensions of synthetic packages `first`..`count - 1` of `catalog` at once,
+    each in a namespace of its name whose installer ServiceAccount `make_account` makes; the names
+    of all `count` (those of earlier calls included) and the seconds from the first create until
+    all of them are Installed (polled every `interval`)."""
+    names = [f"bench-{package_name(i)}" for i in range(count)]
+    accounts = {i: await make_account(kube, names[i]) for i in range(first, count)}
+    started = time.perf_counter()
+    for i, account in accounts.items():
+        await kube.create(
+            extension_object(names[i], package_name(i), names[i], account, selector=catalog_selector(catalog))
+        )
+
+    async def all_installed() -> bool:
+        listed = await kube.list(CLUSTER_EXTENSION)
+        installed = {
+            item["metadata"]["name"]
+            for item in listed.items
+            if conditions.of(dict(item), "Installed").get("status") == "True"
+        }
+        return installed.issuperset(names)
+
+    await eventually(
+        all_installed,
+        what=f"{count} synthetic extensions to be Installed",
+        timeout=timeout,
+        interval=interval,
+    )
+    return names, time.perf_counter() - started

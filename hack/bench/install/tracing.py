@@ -2,11 +2,12 @@
 
 Run: `uv run --frozen python -m hack.bench.install.tracing [--extensions 10] [--pairs 2]`
 (`make bench-tracing`). On one control plane (one kwok node) and one registry, with the setup of
-`hack.bench.install.run`, it publishes one synthetic catalog (one package, CRD and Deployment
-each) and serves it once, starts a real OpenTelemetry Collector (`otelcol`, the file exporter),
-then runs phases off, on, off, on... (`--pairs` of them). Each phase (re)starts catalogd and
-operator-controller (tracing on: the collector's `OTEL_*` variables; off: none), waits until
-operator-controller is quiet, installs `--extensions` fresh extensions one after another timing
+`hack.bench.install.run` (`hack.bench.cluster.plane_and_registry`), it publishes one synthetic
+catalog (one package, CRD and Deployment each) and serves it once, starts a real OpenTelemetry
+Collector (`otelcol`, the file exporter), then runs phases off, on, off, on... (`--pairs` of them).
+Each phase (re)starts catalogd and operator-controller (tracing on: the collector's `OTEL_*`
+variables; off: none), waits until operator-controller is quiet (its `/metrics` read over HTTPS, as
+shipped), installs `--extensions` fresh extensions one after another timing
 create -> `Installed=True` for each, reads operator-controller's and catalogd's CPU seconds
 (`/proc/<pid>/stat`, growth over the installs) and operator-controller's RSS, deletes its
 extensions, stops both processes (SIGTERM flushes queued spans) and counts the spans the collector
@@ -30,33 +31,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hack.bench.cluster import installer_namespace
+from hack.bench.cluster import installer_namespace, plane_and_registry, pusher
 from hack.bench.install import synthetic
-from hack.bench.install.run import (
-    FIELD_MANAGER,
-    INSTALL_TIMEOUT,
-    condition,
-    cpu_seconds,
-    extension,
-    is_serving,
-    plane_and_registry,
-    prepare,
-    proc_memory_mib,
-    quiet,
-    serve_catalog,
-    until,
-)
-from hack.controlplane import build
-from hack.images.registry import RegistryClient
-from hack.installer import wait_custom_resources_served
-from hack.processes import CatalogdProcess, OperatorControllerProcess
+from hack.bench.measure import cpu_seconds, create_to_serving, proc_memory_mib, quiet
 from olm.api.kinds import CLUSTER_EXTENSION
+from olm_runtime import conditions
 from olm_runtime.client import Client, errors, load_config
-from olm_runtime.testing.collector import Collector, CollectorOptions
 from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit import binaries, crds
+from olm_testkit.catalogs import catalog_selector, cluster_catalog, wait_serving
+from olm_testkit.collector import Collector, CollectorOptions
+from olm_testkit.extensions import extension_object
+from olm_testkit.installer import wait_custom_resources_served
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
 
+FIELD_MANAGER = "bench-tracing"
 CATALOG = "synthetic"
+POLL = 0.1
+INSTALL_TIMEOUT = 300.0
 
 
 def p90(values: Sequence[float]) -> float:
@@ -88,13 +82,13 @@ async def time_install(kube: Client, index: int) -> float:
     name = f"bench-{package}"
     account = await installer_namespace(kube, name)
     started = time.perf_counter()
-    await kube.create(extension(name, package, name, account, catalog=CATALOG, version=None))
+    await kube.create(extension_object(name, package, name, account, selector=catalog_selector(CATALOG)))
 
     async def installed() -> bool:
         found = dict(await kube.get(CLUSTER_EXTENSION, name))
-        return condition(found, "Installed").get("status") == "True"
+        return conditions.of(found, "Installed").get("status") == "True"
 
-    await until(installed, f"{name} to be Installed", INSTALL_TIMEOUT)
+    await eventually(installed, what=f"{name} to be Installed", timeout=INSTALL_TIMEOUT, interval=POLL)
     return time.perf_counter() - started
 
 
@@ -111,7 +105,7 @@ async def delete_all(kube: Client, indices: range) -> None:
         listed = await kube.list(CLUSTER_EXTENSION)
         return not any(item["metadata"]["name"] in extension_names for item in listed.items)
 
-    await until(gone, "the phase's extensions to be deleted", 300)
+    await eventually(gone, what="the phase's extensions to be deleted", timeout=300, interval=POLL)
 
 
 async def wait_stable(collector: Collector, *, still: float = 1.0, timeout: float = 30.0) -> int:
@@ -149,7 +143,7 @@ async def run_phase(
     try:
         await catalogd.wait_ready()
         await controller.wait_ready()
-        await until(lambda: is_serving(kube, CATALOG), f"ClusterCatalog {CATALOG} to serve", 300)
+        await wait_serving(kube, CATALOG, timeout=300)
         # Start-up work (cache sync, reconciling leftover objects) is not what is measured.
         await quiet(controller)
         assert controller.process is not None
@@ -270,21 +264,24 @@ def table(phases: Sequence[Phase], extensions: int) -> str:
 
 async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argparse.Namespace) -> None:
     phases = [Phase(traced=bool(i % 2)) for i in range(2 * args.pairs)]
-    pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
     config = await load_config(kubeconfig=plane.kubeconfig)
     collector_options = CollectorOptions(
-        binary=build.ensure_binaries() / "otelcol", state_dir=workdir / "otelcol"
+        binary=binaries.ensure_binaries() / "otelcol", state_dir=workdir / "otelcol"
     )
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
-        await prepare(kube)
+        await crds.install_with_system_namespace(kube, field_manager=FIELD_MANAGER)
         # One catalog holding every phase's packages, so each phase installs bundles it never
         # unpacked before (no phase profits from another's image cache).
-        published = await asyncio.to_thread(synthetic.publish, pusher, workdir, args.extensions * len(phases))
+        published = await asyncio.to_thread(
+            synthetic.publish, pusher(registry), workdir, args.extensions * len(phases)
+        )
         catalogd = CatalogdProcess(plane, workdir / "catalogd")
+        # Secure metrics, as shipped: `quiet` reads them over HTTPS with a metrics reader's token.
         controller = OperatorControllerProcess(plane, workdir / "operator-controller")
         # Served once, by untraced processes, before any phase: catalog unpacking is not measured.
         async with catalogd.running():
-            seconds = await serve_catalog(kube, CATALOG, published)
+            catalog = cluster_catalog(CATALOG, published.digest_ref, name_label=True)
+            seconds = await create_to_serving(kube, catalog, timeout=600, interval=POLL)
         print(f"ClusterCatalog {CATALOG} ({len(published.bundles)} bundles) Serving in {seconds:.1f}s")
         with Collector(collector_options) as collector:
             for number, phase in enumerate(phases):

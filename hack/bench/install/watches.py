@@ -26,46 +26,39 @@ import functools
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
-from hack.bench.cluster import installer_namespace
+from hack.bench.cluster import installer_namespace, plane_and_registry, pusher
 from hack.bench.install import synthetic
-from hack.bench.install.run import (
-    FIELD_MANAGER,
-    Report,
-    install_synthetic,
-    plane_and_registry,
-    prepare,
-    proc_memory_mib,
-    scrape,
-    serve_catalog,
-)
-from hack.images.registry import RegistryClient
-from hack.processes import REPO_ROOT, CatalogdProcess, OperatorControllerProcess
+from hack.bench.measure import PLAIN_METRICS, Report, metric_sums, proc_memory_mib, scrape
 from olm_runtime.client import Client, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
+from olm_testkit import crds
+from olm_testkit.catalogs import cluster_catalog, serve_catalog
+from olm_testkit.processes import REPO_ROOT, CatalogdProcess, OperatorControllerProcess
 
 SETTLE = 20.0
 """Seconds left after the installs (and after stopping operator-controller) before measuring."""
 STEADY = 60.0
 """Seconds over which steady-state requests are counted."""
 ACCOUNT = "installer"
+FIELD_MANAGER = "bench-watches"
 
 
 async def watches_by_resource(kube: Client) -> dict[str, float]:
     """The API server's open watches, by `resource.group`."""
+
+    def watch(labels: Mapping[str, str]) -> str | None:
+        if labels.get("verb") != "WATCH":
+            return None
+        return f"{labels.get('resource')}.{labels.get('group') or 'core'}"
+
     text = (await kube.transport.request("GET", "/metrics")).decode()
-    found: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == "apiserver_longrunning_requests" and sample.labels.get("verb") == "WATCH":
-                key = f"{sample.labels.get('resource')}.{sample.labels.get('group') or 'core'}"
-                found[key] = found.get(key, 0.0) + sample.value
-    return found
+    return metric_sums(text, "apiserver_longrunning_requests", watch)
 
 
 async def generated_account(
@@ -124,19 +117,22 @@ def total(counts: dict[str, float]) -> float:
 
 async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argparse.Namespace) -> None:
     report = Report()
-    pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
     config = await load_config(kubeconfig=plane.kubeconfig)
     async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
-        await prepare(kube)
+        await crds.install_with_system_namespace(kube, field_manager=FIELD_MANAGER)
         catalogd = CatalogdProcess(plane, workdir / "catalogd")
+        # Plain-HTTP metrics: the requests counted are operator-controller's own (`PLAIN_METRICS`).
         controller = OperatorControllerProcess(
-            plane, workdir / "operator-controller", extra_args=("--no-metrics-secure",)
+            plane, workdir / "operator-controller", extra_args=(PLAIN_METRICS,)
         )
         catalogd.start()
         try:
             await catalogd.wait_ready()
-            published = await asyncio.to_thread(synthetic.publish, pusher, workdir, args.extensions)
-            await serve_catalog(kube, "synthetic", published)
+            published = await asyncio.to_thread(synthetic.publish, pusher(registry), workdir, args.extensions)
+            # The name label is set here: no catalogd webhook is registered on the bench's planes.
+            await serve_catalog(
+                kube, cluster_catalog("synthetic", published.digest_ref, name_label=True), timeout=600
+            )
             await asyncio.sleep(SETTLE)
             before = await watches_by_resource(kube)
             controller.start()
@@ -154,7 +150,7 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
                 if args.installer == "admin"
                 else functools.partial(generated_account, plane=plane, registry=registry, workdir=workdir)
             )
-            _, seconds = await install_synthetic(kube, args.extensions, "synthetic", make_account)
+            _, seconds = await synthetic.install(kube, args.extensions, "synthetic", make_account)
             report.say(f"\n{args.extensions} extensions, installer RBAC: {args.installer}")
             report.figure("created -> all Installed", f"{seconds:.1f}s")
             await asyncio.sleep(SETTLE)

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hack.controlplane import build
+from olm_testkit import binaries
 
 CONTROLLER_RUNTIME_DIR = Path(__file__).resolve().parent / "controller-runtime"
 
 
 def ensure_controller_runtime_peer() -> Path:
-    binary = build.cache_root() / f"peers-{build.pin_key(CONTROLLER_RUNTIME_DIR)}" / "controllerruntime-peer"
+    binary = (
+        binaries.cache_root() / f"peers-{binaries.pin_key(CONTROLLER_RUNTIME_DIR)}" / "controllerruntime-peer"
+    )
     if not binary.is_file():
         binary.parent.mkdir(parents=True, exist_ok=True)
-        build.go_build(CONTROLLER_RUNTIME_DIR, (".",), binary)
+        binaries.go_build(CONTROLLER_RUNTIME_DIR, (".",), binary)
     return binary

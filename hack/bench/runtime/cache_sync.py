@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import gc
 import json
-import os
 import subprocess
 import sys
 import time
@@ -27,15 +26,9 @@ from typing import Any
 import orjson
 
 from hack.bench.cluster import kubeconfig_or_control_plane
+from hack.bench.measure import own_rss
 from olm_runtime import cache
 from olm_runtime.client import Client, kinds, load_config
-
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
 
 
 class GcTimer:
@@ -79,7 +72,7 @@ async def child(kubeconfig: str, namespace: str, mode: str) -> dict[str, Any]:
         timer = GcTimer()
         gc.callbacks.append(timer)
         lag = {"max_stall": 0.0}
-        before = rss()
+        before = own_rss()
         started = time.perf_counter()
         async with asyncio.TaskGroup() as tasks:
             monitor = tasks.create_task(lag_monitor(lag))
@@ -90,7 +83,7 @@ async def child(kubeconfig: str, namespace: str, mode: str) -> dict[str, Any]:
             gc.callbacks.remove(timer)
             objects = len(informer)
             json_bytes = sum(len(orjson.dumps(o)) for o in informer.list()) / objects
-            after = rss()
+            after = own_rss()
             t = time.perf_counter()
             gc.collect()
             full_unfrozen = time.perf_counter() - t

@@ -28,9 +28,9 @@ from typing import IO, Any
 from hack.bench.peers import ensure_controller_runtime_peer
 from hack.bench.runtime.figures import WRITTEN_AT
 from hack.bench.shipped import shipped_python
-from hack.controlplane import build
 from olm_runtime.client import Client, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane, ControlPlaneOptions
+from olm_testkit import binaries
 
 CONTENDERS = ("olm_runtime", "controller-runtime", "kopf")
 PEERLESS = CONTENDERS[:2]
@@ -166,7 +166,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")] if "sync" in scenarios else []
     events = args.events if "events" in scenarios else 0
     state = Path(tempfile.mkdtemp(prefix="bench-runtime-"))
-    plane = ControlPlane(ControlPlaneOptions(binary_dir=build.ensure_binaries(), state_dir=state / "cp",
+    plane = ControlPlane(ControlPlaneOptions(binary_dir=binaries.ensure_binaries(), state_dir=state / "cp",
                                              nodes=1, tie_to_parent=True))  # fmt: skip
     ensure_controller_runtime_peer()
     plane.up()

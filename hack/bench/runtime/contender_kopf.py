@@ -23,7 +23,8 @@ from typing import Any
 import kopf
 import yaml
 
-from hack.bench.runtime.figures import Latencies, emit, rss
+from hack.bench.measure import own_rss
+from hack.bench.runtime.figures import Latencies, emit
 
 
 def main() -> None:
@@ -36,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["KUBECONFIG"] = args.kubeconfig
     gc.collect()
-    before = rss()
+    before = own_rss()
     registry = kopf.OperatorRegistry()
     done = asyncio.Event()
     listed = asyncio.Event()  # events mode: the initial listing has been handled
@@ -99,7 +100,7 @@ def main() -> None:
             await done.wait()
             elapsed = time.monotonic() - started
             gc.collect()
-            emit(sync_seconds=elapsed, objects=args.expect, rss_before=before, rss_after=rss())
+            emit(sync_seconds=elapsed, objects=args.expect, rss_before=before, rss_after=own_rss())
         elif args.mode == "events":
             await listed.wait()
             emit(ready=True)
@@ -108,7 +109,7 @@ def main() -> None:
         else:
             await asyncio.sleep(2)  # let start-up allocations settle, as the Go peer does
             gc.collect()
-            emit(rss=rss())
+            emit(rss=own_rss())
         stop.set()
         await operator
 

@@ -16,7 +16,8 @@ import asyncio
 import gc
 import time
 
-from hack.bench.runtime.figures import Latencies, emit, rss
+from hack.bench.measure import own_rss
+from hack.bench.runtime.figures import Latencies, emit
 from olm_runtime import cache, controller, logging, workqueue
 from olm_runtime.client import Client, kinds, load_config
 from olm_runtime.manager import Manager, ManagerOptions
@@ -33,7 +34,7 @@ async def sync(client: Client, namespace: str) -> None:
     await client.resource_for(kinds.CONFIG_MAP)  # discovery is not part of the sync
     shared = cache.Cache(client.transport, client.mapper, cache.CacheOptions(namespaces=(namespace,)))
     gc.collect()
-    before = rss()
+    before = own_rss()
     stall = {"max": 0.0}
     started = time.perf_counter()
     async with asyncio.TaskGroup() as tasks:
@@ -48,7 +49,7 @@ async def sync(client: Client, namespace: str) -> None:
             sync_seconds=elapsed,
             objects=len(informer),
             rss_before=before,
-            rss_after=rss(),
+            rss_after=own_rss(),
             max_stall=stall["max"],
         )
         runner.cancel()
@@ -102,7 +103,7 @@ async def idle(client: Client, namespace: str) -> None:
         await manager.cache.wait_for_cache_sync()
         await asyncio.sleep(2)  # let start-up allocations settle, as the peers do
         gc.collect()
-        emit(rss=rss())
+        emit(rss=own_rss())
         running.cancel()
 
 

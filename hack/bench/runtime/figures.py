@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from typing import Any
 
+from hack.bench.measure import own_rss
+
 WRITTEN_AT = "bench/written-at"
 """Annotation the driver stamps on each update: the write's wall-clock time in nanoseconds."""
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def rss() -> int:
-    """Resident memory of this process in bytes."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
 
 
 def emit(**values: Any) -> None:
@@ -62,5 +56,5 @@ class Latencies:
             "per_second": len(delays) / elapsed,
             "p50": delays[len(delays) // 2],
             "p99": delays[int(0.99 * (len(delays) - 1))],
-            "rss": rss(),
+            "rss": own_rss(),
         }

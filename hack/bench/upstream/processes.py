@@ -2,7 +2,7 @@
 manifest deploys them (`manifests/experimental.yaml` of v1.11.0: the ClusterObjectSet applier and
 cert-manager webhooks on), with leader election off and every address on loopback.
 
-Both take the same things ours do (`hack.processes`): a kubeconfig, the control plane's CA as the
+Both take the same things ours do (`olm_testkit.processes`): a kubeconfig, the control plane's CA as the
 trust for catalogd's HTTPS server and the registry, and a serving certificate for catalogd issued
 by that CA. Metrics are served (upstream requires a certificate for them) but not read: memory and
 CPU come from /proc, API requests from the API server's audit log.
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from hack.processes import Subprocess, serving_pair, trust_dir
 from olm.api import names
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.process import free_ports
+from olm_testkit.processes import Subprocess, serving_pair, trust_dir
 
 CATALOGD_GATES = ("APIV1MetasHandler=true",)
 OPERATOR_CONTROLLER_GATES = (

@@ -32,35 +32,29 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import aiohttp
-from prometheus_client.parser import text_string_to_metric_families
 
 from hack.bench.catalogd.serve import generate
-from hack.bench.cluster import installer_namespace
+from hack.bench.cluster import SYSTEM_PODS, installer_namespace, latest_published
 from hack.bench.install import synthetic
-from hack.bench.install.run import (
-    SYSTEM_PODS,
-    cluster_catalog,
-    condition,
-    cpu_seconds,
-    extension,
-    is_serving,
-    latest_published,
-    proc_memory_mib,
-)
+from hack.bench.measure import cpu_seconds, create_to_serving, metric_sums, proc_memory_mib
 from hack.bench.upstream import peer as peers
 from hack.bench.upstream.sides import Side, side, watch_per_service_account
-from hack.images import realdata
-from hack.images.layout import catalog_image
-from hack.images.registry import Reference
-from hack.installer import wait_custom_resources_served
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
+from olm.catalogd.server import ServerOptions
+from olm_runtime import conditions
 from olm_runtime.client import errors
+from olm_runtime.testing.poll import eventually
+from olm_testkit.catalogs import catalog_selector, cluster_catalog, delete_catalog, push_catalog
+from olm_testkit.extensions import Extensions, extension_object
+from olm_testkit.images import realdata
+from olm_testkit.installer import wait_custom_resources_served
 
 POLL = 0.05
 TIMEOUT = 900.0
+GZIP_MIN_BYTES = ServerOptions(cert_file=Path(), key_file=Path()).gzip_min_bytes
+"""Bodies ours' catalog server never compresses (its default `gzip_min_bytes`)."""
 INSTALLS = (("small", "kube-green"), ("large", "sailoperator"))
 SIDES = ("upstream", "ours")
 
@@ -117,30 +111,6 @@ def _fmt(value: float | None, unit: str) -> str:
     return f"{value:.0f} {unit}"
 
 
-# --- waiting -----------------------------------------------------------------------------------
-
-
-async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = TIMEOUT) -> float:
-    """Poll `check`; the seconds until it held."""
-    started = time.perf_counter()
-    while not await check():
-        if time.perf_counter() - started > timeout:
-            raise TimeoutError(f"timed out waiting for {what}")
-        await asyncio.sleep(POLL)
-    return time.perf_counter() - started
-
-
-async def gone(s: Side, kind: Any, name: str) -> None:
-    async def absent() -> bool:
-        try:
-            await s.kube.get(kind, name)
-        except errors.NotFound:
-            return True
-        return False
-
-    await until(absent, f"{kind.kind} {name} to be deleted")
-
-
 # --- catalogs ----------------------------------------------------------------------------------
 
 
@@ -163,23 +133,21 @@ def publish(s: Side, workdir: Path, big_bundles: int, many: int) -> Catalogs:
     )
     big_dir = workdir / f"big-{s.name}"
     generate(big_dir, big_bundles)
-    big_ref = f"{s.registry.host}/bench/big:v1"
-    digest = pusher.push(catalog_image(big_dir), Reference.parse(big_ref))
+    big = push_catalog(pusher, big_dir, f"{s.registry.host}/bench/big:v1")
     synthetic_catalog = synthetic.publish(pusher, workdir, many)
     return Catalogs(
         community=community.digest_ref,
-        big=f"{s.registry.host}/bench/big@{digest}",
+        big=big,
         synthetic=synthetic_catalog.digest_ref,
         community_published=community,
         synthetic_packages=many,
     )
 
 
-async def create_to_serving(s: Side, name: str, ref: str) -> float:
-    started = time.perf_counter()
-    await s.kube.create(cluster_catalog(name, ref))
-    await until(lambda: is_serving(s.kube, name), f"{s.name} catalog {name} to serve")
-    return time.perf_counter() - started
+async def serve(s: Side, name: str, ref: str) -> float:
+    """Create ClusterCatalog `name` of `ref`; the seconds until it is Serving."""
+    catalog = cluster_catalog(name, ref, name_label=True)
+    return await create_to_serving(s.kube, catalog, timeout=TIMEOUT, interval=POLL)
 
 
 async def base_url(s: Side, name: str) -> str:
@@ -219,7 +187,8 @@ async def fetch(
 async def gzip_ready(s: Side, catalog_names: tuple[str, ...]) -> None:
     """Wait until each catalog's `all` comes gzip-encoded: ours compresses a stored catalog after it
     is served, and memory and latency are measured once that work is done (upstream compresses
-    per request, so it answers gzip at once)."""
+    per request, so it answers gzip at once). Ours never compresses a body under
+    `GZIP_MIN_BYTES` (a small `--many`'s synthetic catalog): that one is ready as it is."""
     context = ssl.create_default_context(cafile=str(s.plane.ca_file))
     async with aiohttp.ClientSession(auto_decompress=False) as session:
         for name in catalog_names:
@@ -229,9 +198,10 @@ async def gzip_ready(s: Side, catalog_names: tuple[str, ...]) -> None:
                 # Headers only: the body (up to 100 MB plain while ours compresses) is left unread
                 # and the connection closed.
                 async with session.get(url, ssl=context, headers={"Accept-Encoding": "gzip"}) as response:
-                    return response.headers.get("Content-Encoding") == "gzip"
+                    small = response.content_length is not None and response.content_length < GZIP_MIN_BYTES
+                    return response.headers.get("Content-Encoding") == "gzip" or small
 
-            await until(encoded, f"{s.name} {name} to answer gzip")
+            await eventually(encoded, what=f"{s.name} {name} to answer gzip", timeout=TIMEOUT, interval=POLL)
 
 
 async def measure_http(s: Side, table: Table, catalog_name: str, runs: int) -> None:
@@ -277,45 +247,24 @@ async def installed(s: Side, name: str) -> bool:
         found = dict(await s.kube.get(CLUSTER_EXTENSION, name))
     except errors.NotFound:
         return False
-    return condition(found, "Installed").get("status") == "True"
+    return conditions.of(found, "Installed").get("status") == "True"
 
 
 async def install_one(s: Side, package: str, version: str, catalog_name: str, round_: int) -> float:
     name = f"bench-{package}-{round_}"
     account = await installer_namespace(s.kube, name)
     started = time.perf_counter()
-    await s.kube.create(extension(name, package, name, account, catalog=catalog_name, version=version))
-    await until(lambda: installed(s, name), f"{s.name} {name} to be Installed")
+    selector = catalog_selector(catalog_name)
+    await s.kube.create(extension_object(name, package, name, account, version=version, selector=selector))
+    await eventually(
+        lambda: installed(s, name), what=f"{s.name} {name} to be Installed", timeout=TIMEOUT, interval=POLL
+    )
     seconds = time.perf_counter() - started
+    # Every CRD's kind served, not only those carrying our owner label: upstream's may label its own
+    # otherwise (`delete_and_wait_gone` waits for the labelled ones).
     await wait_custom_resources_served(s.kube)
-    await s.kube.delete(CLUSTER_EXTENSION, name)
-    await gone(s, CLUSTER_EXTENSION, name)
+    await Extensions(s.kube).delete_and_wait_gone(name, timeout=TIMEOUT)
     return seconds
-
-
-async def install_many(s: Side, first: int, last: int, catalog_name: str) -> float:
-    """Create extensions `first`..`last - 1` of the synthetic catalog at once; seconds until all
-    `last` extensions (including the earlier ones) are Installed."""
-    wanted = [f"bench-{synthetic.package_name(i)}" for i in range(last)]
-    accounts = {i: await installer_namespace(s.kube, wanted[i]) for i in range(first, last)}
-    started = time.perf_counter()
-    for i, account in accounts.items():
-        package = synthetic.package_name(i)
-        await s.kube.create(
-            extension(wanted[i], package, wanted[i], account, catalog=catalog_name, version=None)
-        )
-
-    async def all_installed() -> bool:
-        listed = await s.kube.list(CLUSTER_EXTENSION)
-        ok = {
-            item["metadata"]["name"]
-            for item in listed.items
-            if condition(dict(item), "Installed").get("status") == "True"
-        }
-        return ok.issuperset(wanted)
-
-    await until(all_installed, f"{s.name}: {last} extensions to be Installed", TIMEOUT * 2)
-    return time.perf_counter() - started
 
 
 # --- steady state ------------------------------------------------------------------------------
@@ -378,7 +327,7 @@ async def restart_to_serving(s: Side, catalog_names: Sequence[str]) -> float:
                     return False
         return True
 
-    await until(all_served, f"{s.name} catalogd to serve again")
+    await eventually(all_served, what=f"{s.name} catalogd to serve again", timeout=TIMEOUT, interval=POLL)
     return time.perf_counter() - started
 
 
@@ -393,17 +342,11 @@ RECONCILERS = {
 def reconciled(metrics: str, controller: str) -> tuple[float, float]:
     """Reconciles so far (any result) and queue depth of one controller, from controller-runtime's
     metric names, which both sides expose."""
-    total = depth = 0.0
-    for family in text_string_to_metric_families(metrics):
-        for sample in family.samples:
-            if (
-                sample.name == "controller_runtime_reconcile_total"
-                and sample.labels.get("controller") == controller
-            ):
-                total += sample.value
-            elif sample.name == "workqueue_depth" and sample.labels.get("name") == controller:
-                depth += sample.value
-    return total, depth
+    totals = metric_sums(
+        metrics, "controller_runtime_reconcile_total", lambda labels: labels.get("controller")
+    )
+    depths = metric_sums(metrics, "workqueue_depth", lambda labels: labels.get("name"))
+    return totals.get(controller, 0.0), depths.get(controller, 0.0)
 
 
 async def restart_to_reconciled(s: Side, count: int) -> float:
@@ -422,7 +365,12 @@ async def restart_to_reconciled(s: Side, count: int) -> float:
         figures = [reconciled(metrics, name) for name in RECONCILERS[s.name]]
         return all(total >= count and depth == 0 for total, depth in figures)
 
-    await until(converged, f"{s.name} operator-controller to reconcile {count} extensions again")
+    await eventually(
+        converged,
+        what=f"{s.name} operator-controller to reconcile {count} extensions again",
+        timeout=TIMEOUT,
+        interval=POLL,
+    )
     return time.perf_counter() - started
 
 
@@ -475,14 +423,13 @@ async def run(args: argparse.Namespace, peer: peers.Peer | None, workdir: Path) 
                 ("community", published[s.name].community, "community catalog (14.6 MB)"),
                 ("big", published[s.name].big, f"generated catalog ({args.big_bundles} bundles)"),
             ):
-                table.record(f"{what} create to Serving", "s", s.name, await create_to_serving(s, label, ref))
+                table.record(f"{what} create to Serving", "s", s.name, await serve(s, label, ref))
                 if round_ < args.repeat - 1:
-                    await s.kube.delete(CLUSTER_CATALOG, label)
-                    await gone(s, CLUSTER_CATALOG, label)
+                    await delete_catalog(s.kube, label, timeout=TIMEOUT)
 
         await alternate(sides, args.repeat, catalogs_round)
         for s in sides:
-            await create_to_serving(s, "synthetic", published[s.name].synthetic)
+            await serve(s, "synthetic", published[s.name].synthetic)
             await gzip_ready(s, ("community", "big", "synthetic"))
             rss, hwm = proc_memory_mib(s.pid(s.catalogd))
             table.record("catalogd RSS serving all catalogs", "MiB", s.name, rss)
@@ -510,7 +457,9 @@ async def run(args: argparse.Namespace, peer: peers.Peer | None, workdir: Path) 
         for s in sides:
             first = 0
             for count in many:
-                seconds = await install_many(s, first, count, "synthetic")
+                _, seconds = await synthetic.install(
+                    s.kube, count, "synthetic", first=first, timeout=TIMEOUT * 2, interval=POLL
+                )
                 what = f"{count} extensions to all Installed" + (f" ({count - first} added)" if first else "")
                 table.record(what, "s", s.name, seconds)
                 await asyncio.sleep(5.0)  # let the last status writes land before memory is read

@@ -16,19 +16,19 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hack.bench.install.run import plane_and_registry
+from hack.bench import cluster
 from hack.bench.shipped import shipped_python
 from hack.bench.upstream.peer import Peer
 from hack.bench.upstream.processes import UpstreamCatalogd, UpstreamOperatorController
-from hack.crdgen import install as crds
-from hack.images.registry import RegistryClient
-from hack.installer import create_cluster_admin_account
-from hack.processes import CatalogdProcess, OperatorControllerProcess, Subprocess, token_kubeconfig
 from olm.api import names
 from olm_runtime.client import Client, load_config
-from olm_runtime.testing.certmanager import CertManager
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
+from olm_testkit import crds
+from olm_testkit.certmanager import CertManager
+from olm_testkit.images.registry import RegistryClient
+from olm_testkit.installer import create_cluster_admin_account
+from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess, Subprocess, token_kubeconfig
 
 FIELD_MANAGER = "bench-upstream"
 SHARED_DRIFT_WATCHES = "--shared-drift-watches"
@@ -46,7 +46,7 @@ class Side:
 
     @property
     def pusher(self) -> RegistryClient:
-        return RegistryClient(host=self.registry.host, ca_file=self.registry.ca_file)
+        return cluster.pusher(self.registry)
 
     def pid(self, process: Subprocess) -> int:
         assert process.process is not None, f"{self.name} {process.component} is not running"
@@ -79,7 +79,7 @@ async def side(
 ) -> AsyncIterator[Side]:
     """`name` is "ours" or "upstream" (then `peer` gives the binaries), with kwok nodes enough for
     `pods` Pods; up for the block. `shared_drift_watches` applies to ours only."""
-    with plane_and_registry(workdir, pods=pods) as (plane, registry):
+    with cluster.plane_and_registry(workdir, pods=pods) as (plane, registry):
         config = await load_config(kubeconfig=plane.kubeconfig)
         async with await Client.connect(config, field_manager=FIELD_MANAGER) as kube:
             if peer is None:

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from hack import kind
-from hack.controlplane import build
 from olm.api import names
+from olm_testkit import binaries
 from olm_testkit.deploy import kustomize
 
 REPO = Path(__file__).resolve().parents[3]
@@ -95,7 +95,7 @@ def test_overlay_builds_the_bases_with_nothing_but_the_image_changed(tmp_path: P
 
 def test_commands_run_in_order(tmp_path: Path) -> None:
     commands = kind.commands(plan(tmp_path))
-    version = build.cert_manager_version()
+    version = binaries.cert_manager_version()
     order = [
         index(commands, lambda a: list(a) == ["kind", "version"]),
         index(commands, lambda a: list(a) == ["docker", "info"]),
@@ -150,7 +150,7 @@ def test_every_cluster_command_names_the_kind_context(tmp_path: Path) -> None:
 
 
 def test_cert_manager_is_the_pinned_release() -> None:
-    version = build.cert_manager_version()
+    version = binaries.cert_manager_version()
     assert version.startswith("v")
     url = kind.cert_manager_manifest_url(version)
     assert url.endswith(f"/releases/download/{version}/cert-manager.yaml")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hack.controlplane import build
+from olm_testkit import binaries
 
 TEMPLATE = """\
 {{- if or .Values.crds.enabled .Values.installCRDs }}
@@ -42,11 +42,11 @@ spec:
 {{- end }}
 """
 
-LABELS = build.chart_crd_labels("v1.2.3")
+LABELS = binaries.chart_crd_labels("v1.2.3")
 
 
 def test_the_chart_template_renders_to_the_crd_with_the_chart_labels() -> None:
-    crd = build.render_chart_crd(TEMPLATE, labels=LABELS, source="crd-issuers.yaml")
+    crd = binaries.render_chart_crd(TEMPLATE, labels=LABELS, source="crd-issuers.yaml")
     assert crd["kind"] == "CustomResourceDefinition"
     assert crd["metadata"] == {"name": "issuers.cert-manager.io", "labels": LABELS}
     assert crd["spec"]["names"]["kind"] == "Issuer"
@@ -64,7 +64,7 @@ def test_annotations_other_than_helms_keep_policy_survive() -> None:
         "    helm.sh/resource-policy: keep\n",
         "    helm.sh/resource-policy: keep\n    example.com/note: kept\n",
     )
-    crd = build.render_chart_crd(template, labels=LABELS, source="crd-issuers.yaml")
+    crd = binaries.render_chart_crd(template, labels=LABELS, source="crd-issuers.yaml")
     assert crd["metadata"]["annotations"] == {"example.com/note": "kept"}
 
 
@@ -82,27 +82,27 @@ def test_an_unknown_helm_action_fails_the_build_naming_the_line(line: str, repla
     template = TEMPLATE.replace(line, replacement)
     number = template.splitlines().index(replacement) + 1
     with pytest.raises(
-        build.BuildError, match=rf"crd-issuers.yaml:{number}: unexpected Helm template action"
+        binaries.BuildError, match=rf"crd-issuers.yaml:{number}: unexpected Helm template action"
     ):
-        build.render_chart_crd(template, labels=LABELS, source="crd-issuers.yaml")
+        binaries.render_chart_crd(template, labels=LABELS, source="crd-issuers.yaml")
 
 
 def test_a_template_that_is_not_a_crd_fails_the_build() -> None:
     template = TEMPLATE.replace("kind: CustomResourceDefinition", "kind: ConfigMap")
-    with pytest.raises(build.BuildError, match="does not render to a CustomResourceDefinition"):
-        build.render_chart_crd(template, labels=LABELS, source="crd-issuers.yaml")
+    with pytest.raises(binaries.BuildError, match="does not render to a CustomResourceDefinition"):
+        binaries.render_chart_crd(template, labels=LABELS, source="crd-issuers.yaml")
 
 
 def test_the_cert_manager_target_names_each_binary_and_the_crds_are_an_output() -> None:
-    target = build.CERT_MANAGER
+    target = binaries.CERT_MANAGER
     assert target.rename
     assert len(target.packages) == len(target.binaries)
     assert target.binaries == ("cert-manager-controller", "cert-manager-cainjector")
-    assert target.assets == (build.CERT_MANAGER_CRDS_FILE,)
-    assert target.write_assets is build.write_cert_manager_crds
-    assert build.CERT_MANAGER_CRDS_FILE in build.OUTPUTS
-    assert len(set(build.OUTPUTS)) == len(build.OUTPUTS)
-    assert build.cert_manager_version().startswith("v1.")
+    assert target.assets == (binaries.CERT_MANAGER_CRDS_FILE,)
+    assert target.write_assets is binaries.write_cert_manager_crds
+    assert binaries.CERT_MANAGER_CRDS_FILE in binaries.OUTPUTS
+    assert len(set(binaries.OUTPUTS)) == len(binaries.OUTPUTS)
+    assert binaries.cert_manager_version().startswith("v1.")
 
 
 def _cached_chart() -> Path | None:
@@ -112,8 +112,8 @@ def _cached_chart() -> Path | None:
         return None
     env = {**os.environ, "GOFLAGS": "-mod=readonly", "GOPROXY": "off"}
     result = subprocess.run(
-        [go, "list", "-m", "-f", "{{.Dir}}", build.CERT_MANAGER_MODULE],
-        cwd=build.GOMOD_DIR / "certmanager",
+        [go, "list", "-m", "-f", "{{.Dir}}", binaries.CERT_MANAGER_MODULE],
+        cwd=binaries.GOMOD_DIR / "certmanager",
         env=env,
         capture_output=True,
         text=True,
@@ -129,9 +129,9 @@ def test_the_pinned_charts_crds_render_to_the_controller_gen_sources() -> None:
     module = _cached_chart()
     if module is None:
         pytest.skip("the pinned cert-manager module is not in the Go module cache")
-    for name in build.CERT_MANAGER_CRDS:
-        template = (module / build.CERT_MANAGER_CHART_TEMPLATES / f"crd-{name}.yaml").read_text()
-        crd = build.render_chart_crd(template, labels=LABELS, source=name)
+    for name in binaries.CERT_MANAGER_CRDS:
+        template = (module / binaries.CERT_MANAGER_CHART_TEMPLATES / f"crd-{name}.yaml").read_text()
+        crd = binaries.render_chart_crd(template, labels=LABELS, source=name)
         source = yaml.safe_load((module / "deploy" / "crds" / f"{name}.yaml").read_text())
         # The chart wraps the generated CRD; its schema must be the generated one, unchanged.
         assert crd["spec"] == source["spec"], name

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from hack.controlplane import build
-from olm_runtime.testing import binaries
+from olm_runtime.testing import binaries as runtime
+from olm_testkit import binaries as build
 
 
 def test_the_run_set_is_what_make_run_starts_and_the_test_set_adds_the_test_tools() -> None:
     run = {name for target in build.SETS["run"] for name in target.outputs}
     test = {name for target in build.SETS["test"] for name in target.outputs}
-    control_plane = {name for target in binaries.CONTROL_PLANE for name in target.outputs}
+    control_plane = {name for target in runtime.CONTROL_PLANE for name in target.outputs}
     node = {"kubelet", "kube-proxy", "coredns", "pause"}
     cert_manager = {"cert-manager-controller", "cert-manager-cainjector", build.CERT_MANAGER_CRDS_FILE}
     assert run == control_plane | node | cert_manager
@@ -25,17 +25,17 @@ def test_the_run_set_is_what_make_run_starts_and_the_test_set_adds_the_test_tool
 
 def test_the_control_plane_targets_are_the_runtimes_own() -> None:
     for targets in build.SETS.values():
-        assert targets[: len(binaries.CONTROL_PLANE)] == binaries.CONTROL_PLANE
+        assert targets[: len(runtime.CONTROL_PLANE)] == runtime.CONTROL_PLANE
 
 
 def test_kubelet_and_kube_proxy_come_from_the_runtimes_kubernetes_module() -> None:
     node = build.KUBERNETES_NODE
-    assert node.module_dir == binaries.KUBERNETES.module_dir
+    assert node.module_dir == runtime.KUBERNETES.module_dir
     assert node.stamp_kubernetes_version
     assert node.binaries == ("kubelet", "kube-proxy")
-    assert not set(node.binaries) & set(binaries.KUBERNETES.binaries)
-    assert build.target_key(node) != build.target_key(binaries.KUBERNETES)
-    assert node.name != binaries.KUBERNETES.name
+    assert not set(node.binaries) & set(runtime.KUBERNETES.binaries)
+    assert build.target_key(node) != build.target_key(runtime.KUBERNETES)
+    assert node.name != runtime.KUBERNETES.name
 
 
 def test_olms_own_modules_are_here_and_the_control_planes_are_not() -> None:
@@ -53,7 +53,7 @@ def test_olms_own_modules_are_here_and_the_control_planes_are_not() -> None:
 def test_each_set_has_a_directory_of_its_own_in_the_runtimes_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OLMPY_CACHE_DIR", raising=False)
     run, test = build.binary_dir("run"), build.binary_dir("test")
-    assert run.parent == test.parent == binaries.cache_root()
+    assert run.parent == test.parent == runtime.cache_root()
     assert run != test
     assert test.name == f"{build.kubernetes_version()}-{build.combined_key(build.target_keys(build.TARGETS))}"
 
