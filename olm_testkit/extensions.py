@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +30,12 @@ def extension_object(
     upgrade_policy: str | None = None,
     crd_safety: str | None = None,
     config: dict[str, Any] | None = None,
+    upgrade: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ClusterExtension installing `package` into `namespace` as `service_account`, with only the
     fields given: `selector` is a LabelSelector (`{"matchLabels": ...}`); `upgrade_policy` is
     `CatalogProvided` or `SelfCertified`; `crd_safety` is `Strict` or `None`; `config` is the
-    inline configuration (`{"watchNamespace": ...}`)."""
+    inline configuration (`{"watchNamespace": ...}`); `upgrade` is `spec.upgrade`."""
     catalog: dict[str, Any] = {"packageName": package}
     if version is not None:
         catalog["version"] = version
@@ -52,6 +54,8 @@ def extension_object(
         spec["install"] = {"preflight": {"crdUpgradeSafety": {"enforcement": crd_safety}}}
     if config is not None:
         spec["config"] = {"configType": "Inline", "inline": config}
+    if upgrade is not None:
+        spec["upgrade"] = upgrade
     return {
         "apiVersion": CLUSTER_EXTENSION.api_version,
         "kind": CLUSTER_EXTENSION.kind,
@@ -81,6 +85,7 @@ class Extensions:
         upgrade_policy: str | None = None,
         crd_safety: str | None = None,
         config: dict[str, Any] | None = None,
+        upgrade: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Create `extension_object(...)` of these arguments; deleted at teardown."""
         obj = extension_object(
@@ -94,6 +99,7 @@ class Extensions:
             upgrade_policy=upgrade_policy,
             crd_safety=crd_safety,
             config=config,
+            upgrade=upgrade,
         )
         created = dict(await self.kube.create(obj))
         self.created.append(name)
@@ -105,6 +111,24 @@ class Extensions:
     async def patch_spec(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
         """A JSON merge patch of `spec` (a `None` value removes a field)."""
         return dict(await self.kube.patch(CLUSTER_EXTENSION, name, {"spec": spec}))
+
+    async def wait_for(
+        self, name: str, what: str, check: Callable[[dict[str, Any]], bool], *, timeout: float = 120.0
+    ) -> dict[str, Any]:
+        """Until `check(extension)` holds; the extension. On timeout the failure shows its status."""
+        found: dict[str, Any] = {}
+
+        async def matches() -> bool:
+            nonlocal found
+            found = await self.get(name)
+            return check(found)
+
+        try:
+            await eventually(matches, what=f"ClusterExtension {name}: {what}", timeout=timeout)
+        except AssertionError as error:
+            status_text = json.dumps(found.get("status"), indent=1)
+            raise AssertionError(f"{error}\nlast status:\n{status_text}") from None
+        return found
 
     async def wait_condition(
         self,
@@ -119,11 +143,8 @@ class Extensions:
         """Wait until the condition `type` has `status` (and `reason`, and a message containing
         `message_contains`) for the current generation; the object. On timeout the failure shows
         the whole status."""
-        found: dict[str, Any] = {}
 
-        async def matches() -> bool:
-            nonlocal found
-            found = await self.get(name)
+        def matches(found: dict[str, Any]) -> bool:
             cond = conditions.of(found, type)
             return (
                 cond.get("status") == status
@@ -135,12 +156,7 @@ class Extensions:
 
         wanted = f"{type}={status}" + (f" reason={reason}" if reason else "")
         wanted += f" message~{message_contains!r}" if message_contains else ""
-        try:
-            await eventually(matches, what=f"ClusterExtension {name}: {wanted}", timeout=timeout)
-        except AssertionError as error:
-            status_text = json.dumps(found.get("status"), indent=1)
-            raise AssertionError(f"{error}\nlast status:\n{status_text}") from None
-        return found
+        return await self.wait_for(name, wanted, matches, timeout=timeout)
 
     async def delete_and_wait_gone(self, name: str, timeout: float = 120.0) -> None:
         await self._wait_custom_resources_served(name)

@@ -14,11 +14,13 @@ from pydantic import Field
 
 from olm.api import names, rules
 from olm.api.base import AGE_COLUMN, Model, PrinterColumn, Resource, ResourceInfo, condition_status_column
-from olm.api.extensionspec import CRDUpgradeSafetyEnforcement, UpgradeConstraintPolicy
+from olm.api.extensionspec import AutomaticUpdates, CRDUpgradeSafetyEnforcement, UpgradeConstraintPolicy
 from olm.api.markers import PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
 from olm.api.meta import Conditions, LabelSelector, ProgressDeadlineMinutes
 
 __all__ = [
+    "AutomaticUpdates",
+    "AvailableUpdate",
     "BundleMetadata",
     "CRDUpgradeSafetyEnforcement",
     "CRDUpgradeSafetyPreflightConfig",
@@ -30,11 +32,14 @@ __all__ = [
     "ClusterExtensionInstallStatus",
     "ClusterExtensionSpec",
     "ClusterExtensionStatus",
+    "ClusterExtensionUpgrade",
     "ExtensionSourceType",
+    "HeldUpdate",
     "PreflightConfig",
     "RevisionStatus",
     "ServiceAccountReference",
     "SourceConfig",
+    "UpdateStatus",
     "UpgradeConstraintPolicy",
 ]
 
@@ -173,6 +178,29 @@ class ClusterExtensionConfig(Model):
     property."""
 
 
+class ClusterExtensionUpgrade(Model):
+    """When the installed extension moves to the updates its source offers (where it may go is
+    `source.catalog`: version range, channels, upgrade constraint policy)."""
+
+    automatic: AutomaticUpdates = AutomaticUpdates.ANY
+    """Which updates apply by themselves, by their semantic-version class relative to the installed
+    version: `None` (none), `Patch` (same major and minor), `Minor` (same major) or `Any` (the
+    default). An update the policy holds is still found and reported in `status.update`. The first
+    install is never held."""
+    approved_version: (
+        Annotated[
+            str,
+            Field(max_length=256),
+            rules.matches(rules.SEMVER, "approvedVersion must be a semantic version such as 1.2.3"),
+        ]
+        | None
+    ) = None
+    """The one version an administrator approved: the extension moves to exactly this version (along
+    the catalog's upgrade path to it, when it is more than one step away) whatever `automatic` says,
+    and not beyond it. A version that cannot be reached is reported (`UpdateHeld`, reason
+    `ApprovalNotReachable`) and nothing changes."""
+
+
 class ClusterExtensionSpec(Model):
     """The package to install and how to install it."""
 
@@ -195,6 +223,9 @@ class ClusterExtensionSpec(Model):
     progress_deadline_minutes: ProgressDeadlineMinutes | None = None
     """Minutes a rollout may take before it is reported as failed (`Progressing` False with
     reason `ProgressDeadlineExceeded`), from 10 to 720. When omitted, there is no deadline."""
+    upgrade: ClusterExtensionUpgrade | None = None
+    """When updates apply: by themselves, by semantic-version class, or once approved. When omitted,
+    every update applies as soon as it is found."""
 
 
 class BundleMetadata(Model):
@@ -217,6 +248,40 @@ class ClusterExtensionInstallStatus(Model):
     """The installed bundle."""
 
 
+class AvailableUpdate(Model):
+    """The newest bundle the installed one can move to, and the upgrade path there."""
+
+    name: Annotated[str, Field(max_length=253), rules.dns1123_subdomain("bundle name")]
+    """Name of the bundle in the catalog."""
+    version: Annotated[str, Field(max_length=256)]
+    """Semantic version of the bundle."""
+    catalog: Annotated[str, Field(max_length=253)]
+    """The ClusterCatalog that offers it."""
+    path: Annotated[list[Annotated[str, Field(max_length=253)]], Field(max_length=256)]
+    """The bundles installed one after the other to get there, the last being this one."""
+
+
+class HeldUpdate(Model):
+    """The step the extension would take now, were nothing holding it."""
+
+    name: Annotated[str, Field(max_length=253), rules.dns1123_subdomain("bundle name")]
+    """Name of the bundle in the catalog."""
+    version: Annotated[str, Field(max_length=256)]
+    """Semantic version of the bundle."""
+    held_by: Annotated[str, Field(max_length=64)]
+    """What holds it: `ApprovalRequired` (`spec.upgrade.automatic: None`) or `OutsidePolicy` (its
+    semantic-version class is beyond `spec.upgrade.automatic`)."""
+
+
+class UpdateStatus(Model):
+    """Updates found and held."""
+
+    available: AvailableUpdate | None = None
+    """The newest reachable bundle beyond the installed one; absent when there is none."""
+    held: HeldUpdate | None = None
+    """The step that `spec.upgrade` keeps from applying; absent when nothing is held."""
+
+
 class RevisionStatus(Model):
     """An active ClusterObjectSet revision of the extension."""
 
@@ -234,11 +299,16 @@ class ClusterExtensionStatus(Model):
     towards its desired state (Succeeded, RollingOut, Retrying; Blocked or InvalidConfiguration
     when a change is needed; ProgressDeadlineExceeded). `Available`: mirrored from the installed
     revision. `PackageDeprecated`, `ChannelDeprecated`, `BundleDeprecated`: deprecation
-    notices from the catalog; `Deprecated` rolls them up."""
+    notices from the catalog; `Deprecated` rolls them up. `UpdateAvailable`: whether a newer bundle
+    can be reached from the installed one. `UpdateHeld`: whether `spec.upgrade` keeps a step from
+    applying (reason `ApprovalRequired`, `OutsidePolicy` or `ApprovalNotReachable`)."""
     install: ClusterExtensionInstallStatus | None = None
     """The installed bundle, once there is one."""
     active_revisions: Annotated[list[RevisionStatus], ListMap("name")] | None = None
     """Revisions not yet archived: the installed one and any rolling out."""
+    update: UpdateStatus | None = None
+    """The newest update the catalogs offer and the step `spec.upgrade` holds, once something is
+    installed (the `UpdateAvailable` and `UpdateHeld` conditions say the same in words)."""
 
 
 class ClusterExtension(Resource):
@@ -252,6 +322,7 @@ class ClusterExtension(Resource):
         printer_columns=(
             PrinterColumn(name="Installed Bundle", json_path=".status.install.bundle.name"),
             PrinterColumn(name="Version", json_path=".status.install.bundle.version"),
+            PrinterColumn(name="Update", json_path=".status.update.available.version"),
             condition_status_column("Installed"),
             condition_status_column("Progressing"),
             AGE_COLUMN,

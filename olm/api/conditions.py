@@ -17,6 +17,8 @@ __all__ = [
     "CLUSTER_EXTENSION",
     "CLUSTER_OBJECT_SET",
     "REASON_ABSENT",
+    "REASON_APPROVAL_NOT_REACHABLE",
+    "REASON_APPROVAL_REQUIRED",
     "REASON_ARCHIVED",
     "REASON_AVAILABLE",
     "REASON_BLOCKED",
@@ -26,6 +28,8 @@ __all__ = [
     "REASON_INVALID_CONFIGURATION",
     "REASON_MIGRATED",
     "REASON_NOT_DEPRECATED",
+    "REASON_NOT_HELD",
+    "REASON_OUTSIDE_POLICY",
     "REASON_PROBES_SUCCEEDED",
     "REASON_PROBE_FAILURE",
     "REASON_PROGRESS_DEADLINE_EXCEEDED",
@@ -34,6 +38,8 @@ __all__ = [
     "REASON_ROLLING_OUT",
     "REASON_SUCCEEDED",
     "REASON_UNAVAILABLE",
+    "REASON_UPDATE_AVAILABLE",
+    "REASON_UP_TO_DATE",
     "REASON_USER_SPECIFIED_UNAVAILABLE",
     "TYPE_AVAILABLE",
     "TYPE_BUNDLE_DEPRECATED",
@@ -44,6 +50,8 @@ __all__ = [
     "TYPE_PROGRESSING",
     "TYPE_SERVING",
     "TYPE_SUCCEEDED",
+    "TYPE_UPDATE_AVAILABLE",
+    "TYPE_UPDATE_HELD",
 ]
 
 TYPE_INSTALLED: Final = "Installed"
@@ -56,6 +64,10 @@ TYPE_DEPRECATED: Final = "Deprecated"
 TYPE_PACKAGE_DEPRECATED: Final = "PackageDeprecated"
 TYPE_CHANNEL_DEPRECATED: Final = "ChannelDeprecated"
 TYPE_BUNDLE_DEPRECATED: Final = "BundleDeprecated"
+TYPE_UPDATE_AVAILABLE: Final = "UpdateAvailable"
+"""True when a newer bundle can be reached from the installed one (`status.update.available`)."""
+TYPE_UPDATE_HELD: Final = "UpdateHeld"
+"""True when `spec.upgrade` keeps a step from applying (`status.update.held`)."""
 
 REASON_SUCCEEDED: Final = "Succeeded"
 REASON_FAILED: Final = "Failed"
@@ -78,6 +90,15 @@ REASON_PROBES_SUCCEEDED: Final = "ProbesSucceeded"
 REASON_PROBE_FAILURE: Final = "ProbeFailure"
 REASON_RECONCILING: Final = "Reconciling"
 REASON_MIGRATED: Final = "Migrated"
+REASON_UPDATE_AVAILABLE: Final = "UpdateAvailable"
+REASON_UP_TO_DATE: Final = "UpToDate"
+REASON_APPROVAL_REQUIRED: Final = "ApprovalRequired"
+"""`spec.upgrade.automatic: None`: every update waits for `approvedVersion`."""
+REASON_OUTSIDE_POLICY: Final = "OutsidePolicy"
+"""The update's semantic-version class is beyond `spec.upgrade.automatic`."""
+REASON_APPROVAL_NOT_REACHABLE: Final = "ApprovalNotReachable"
+"""`spec.upgrade.approvedVersion` names a version the installed bundle cannot move to."""
+REASON_NOT_HELD: Final = "NotHeld"
 
 
 def _table(entries: dict[str, tuple[str, ...]]) -> Mapping[str, frozenset[str]]:
@@ -118,6 +139,13 @@ CLUSTER_EXTENSION: Final = _table(
         TYPE_BUNDLE_DEPRECATED: (*_DEPRECATION_REASONS, REASON_ABSENT),
         # Mirrored from the installed ClusterObjectSet.
         TYPE_AVAILABLE: _REVISION_AVAILABLE_REASONS,
+        TYPE_UPDATE_AVAILABLE: (REASON_UPDATE_AVAILABLE, REASON_UP_TO_DATE),
+        TYPE_UPDATE_HELD: (
+            REASON_APPROVAL_REQUIRED,
+            REASON_OUTSIDE_POLICY,
+            REASON_APPROVAL_NOT_REACHABLE,
+            REASON_NOT_HELD,
+        ),
     }
 )
 

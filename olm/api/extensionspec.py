@@ -18,11 +18,13 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 __all__ = [
+    "AutomaticUpdates",
     "CRDUpgradeSafetyEnforcement",
     "CatalogSource",
     "ExtensionSpec",
     "SpecError",
     "UpgradeConstraintPolicy",
+    "UpgradeSpec",
 ]
 
 
@@ -31,6 +33,19 @@ class UpgradeConstraintPolicy(StrEnum):
 
     CATALOG_PROVIDED = "CatalogProvided"
     SELF_CERTIFIED = "SelfCertified"
+
+
+class AutomaticUpdates(StrEnum):
+    """Which updates an installed extension takes by itself, by their semantic-version class."""
+
+    NONE = "None"
+    """None: every update waits for `approvedVersion`."""
+    PATCH = "Patch"
+    """Patch updates (same major and minor version)."""
+    MINOR = "Minor"
+    """Minor and patch updates (same major version)."""
+    ANY = "Any"
+    """Every update (the default, and the behaviour before the field existed)."""
 
 
 class CRDUpgradeSafetyEnforcement(StrEnum):
@@ -112,6 +127,23 @@ class CatalogSource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UpgradeSpec:
+    """`spec.upgrade`: when an installed extension moves to the updates its source offers."""
+
+    automatic: AutomaticUpdates = AutomaticUpdates.ANY
+    approved_version: str | None = None
+    """`approvedVersion`: the one version an administrator approved, whatever `automatic` says."""
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], where: str = "spec.upgrade") -> UpgradeSpec:
+        data = _mapping(data, where)
+        return cls(
+            automatic=_enum(data, "automatic", AutomaticUpdates, AutomaticUpdates.ANY, where),
+            approved_version=_optional(data, "approvedVersion", str, where) or None,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExtensionSpec:
     """The fields of a ClusterExtension's spec that operator-controller acts on."""
 
@@ -125,6 +157,8 @@ class ExtensionSpec:
     crd_upgrade_safety: CRDUpgradeSafetyEnforcement
     """`spec.install.preflight.crdUpgradeSafety.enforcement`, `Strict` when unset."""
     progress_deadline_minutes: int | None
+    upgrade: UpgradeSpec = UpgradeSpec()
+    """`spec.upgrade`, with its defaults when absent."""
 
     @classmethod
     def of(cls, extension: Mapping[str, Any]) -> ExtensionSpec:
@@ -150,4 +184,5 @@ class ExtensionSpec:
                 "spec.install.preflight.crdUpgradeSafety",
             ),
             progress_deadline_minutes=_optional(spec, "progressDeadlineMinutes", int, "spec"),
+            upgrade=UpgradeSpec.parse(spec.get("upgrade") or {}),
         )

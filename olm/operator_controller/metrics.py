@@ -14,6 +14,8 @@ families. Every family is documented in `docs/observability/metrics.md`, with ho
   scrape time (`CatalogClientCollector`).
 - `olm_clusterextension_revisions{name,state}` and `olm_clusterextension_status_condition{name,type,
   status,reason}`: per extension; reported by the replica that reconciles (the leader).
+- `olm_clusterextension_update_available{name,package,installed,available}`: 1 while an update is
+  available to an installed extension (`status.update.available`), whether or not it applies.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ __all__ = [
     "PREFLIGHT_CHECKS",
     "RESOLUTION_DURATION",
     "REVISIONS",
+    "UPDATE_AVAILABLE",
     "CatalogClientCollector",
     "Change",
     "InstallClock",
@@ -53,6 +56,7 @@ __all__ = [
     "register_catalog_client",
     "rolled_out",
     "set_revisions",
+    "set_update_available",
 ]
 
 
@@ -138,7 +142,13 @@ REVISIONS = Gauge(
 """`olm_clusterextension_revisions{name,state}`: by extension name, which the alert on piling-up
 active revisions must name; one extension has two series."""
 
-CONDITION_TYPES = (api.TYPE_INSTALLED, api.TYPE_PROGRESSING, api.TYPE_AVAILABLE, api.TYPE_DEPRECATED)
+CONDITION_TYPES = (
+    api.TYPE_INSTALLED,
+    api.TYPE_PROGRESSING,
+    api.TYPE_AVAILABLE,
+    api.TYPE_DEPRECATED,
+    api.TYPE_UPDATE_HELD,
+)
 """The conditions worth alerting on; the finer deprecation conditions are summed up by Deprecated."""
 
 CONDITIONS = ConditionGauge(
@@ -148,6 +158,16 @@ CONDITIONS = ConditionGauge(
     registry=REGISTRY,
 )
 """`olm_clusterextension_status_condition{name,type,status,reason}`."""
+
+UPDATE_AVAILABLE = Gauge(
+    "olm_clusterextension_update_available",
+    "1 while a newer bundle can be reached from a ClusterExtension's installed one.",
+    ("name", "package", "installed", "available"),
+    registry=REGISTRY,
+)
+"""`olm_clusterextension_update_available{name,package,installed,available}`: one series per
+extension with an update, replaced when either version changes."""
+_update_series: dict[str, tuple[str, str, str, str]] = {}
 
 # Every bounded series exists from the start, so rates and alerts work before the first event.
 for _result in ResolutionResult:
@@ -184,11 +204,26 @@ def set_revisions(name: str, states: RevisionStates) -> None:
     REVISIONS.labels(name, "archived").set(len(states.all) - active)
 
 
+def set_update_available(name: str, package: str, installed: str | None, available: str | None) -> None:
+    """Report the update available to extension `name` (None: there is none, or nothing installed)."""
+    labels = (name, package, installed, available) if installed and available else None
+    old = _update_series.get(name)
+    if old == labels:
+        return
+    if old is not None:
+        UPDATE_AVAILABLE.remove(*old)
+        del _update_series[name]
+    if labels is not None:
+        UPDATE_AVAILABLE.labels(*labels).set(1)
+        _update_series[name] = labels
+
+
 def forget(name: str) -> None:
     """Drop every per-object series of extension `name` (it was deleted)."""
     for state in ("active", "archived"):
         REVISIONS.remove(name, state)  # a no-op for a series never reported
     CONDITIONS.remove(name)
+    set_update_available(name, "", None, None)
 
 
 def rolled_out(reported: Sequence[Mapping[str, Any]], generation: int) -> bool:

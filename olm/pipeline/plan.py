@@ -22,9 +22,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from olm import oci
+from olm import oci, semver
 from olm.api import conditions as api
-from olm.api.extensionspec import ExtensionSpec
+from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec
 from olm.pipeline.catalogs import PackageContent
 from olm.pipeline.catalogs.gathering import Gathered, PackageReader, gather_from
 from olm.pipeline.preflight.verdicts import (
@@ -42,18 +42,32 @@ from olm.pipeline.render import (
     manifests_for,
     parse_config,
 )
-from olm.pipeline.resolve import Deprecation, Installed, Resolution, ResolutionError, ResolvedBundle, resolve
+from olm.pipeline.resolve import (
+    Deprecation,
+    Installed,
+    Resolution,
+    ResolutionError,
+    ResolvedBundle,
+    Update,
+    acceptance,
+    newest_update,
+    reachable,
+    resolve,
+)
 from olm.pipeline.unpack import BundleUnpacker, Unpacked, UnpackError
 from olm.registryv1 import ALL_NAMESPACES, OWN_NAMESPACE, SINGLE_NAMESPACE, RegistryV1
 from olm_runtime.client import Client
 
 __all__ = [
+    "Choice",
+    "Held",
     "NoCatalogContent",
     "Plan",
     "Refused",
     "Request",
     "Sources",
     "Unresolved",
+    "Updates",
     "choose",
     "fetch",
     "for_bundle",
@@ -133,20 +147,121 @@ async def gather(sources: Sources, spec: ExtensionSpec) -> Gathered:
     return await gather_from(await sources.cluster_catalogs(), sources.read_package, spec.catalog)
 
 
-def choose(request: Request, gathered: Gathered) -> Resolution:
-    """Stage 2: the bundle to install; the message of a failure says, catalog by catalog, why
-    nothing was found and what to change."""
-    assert request.spec.catalog is not None  # `gather` refused otherwise
-    try:
+@dataclass(frozen=True, kw_only=True)
+class Held:
+    """A step `spec.upgrade` keeps from applying: the bundle, and why in the condition's words."""
+
+    bundle: ResolvedBundle
+    reason: str
+    """`ApprovalRequired` or `OutsidePolicy`."""
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Updates:
+    """What lies beyond the installed bundle."""
+
+    available: Update | None
+    """The newest bundle the installed one can reach, and the path there."""
+    held: Held | None
+    """The step the extension would take now, were `spec.upgrade` not holding it."""
+    unreachable_approval: str | None
+    """Why `spec.upgrade.approvedVersion` cannot be installed, when it cannot."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Choice:
+    """What to install now, and what lies beyond the installed bundle."""
+
+    resolution: Resolution | None
+    """None: nothing `spec.upgrade` allows is in the catalogs; what is installed stays."""
+    updates: Updates | None
+    """None on a first install."""
+
+
+def _held(spec: ExtensionSpec, installed: Installed, bundle: ResolvedBundle) -> Held:
+    version = bundle.version
+    approve = f"set spec.upgrade.approvedVersion to {version} to apply it"
+    if spec.upgrade.automatic is AutomaticUpdates.NONE:
+        message = f'bundle "{bundle.name}" ({version}) is waiting for approval: {approve}'
+        return Held(bundle=bundle, reason=api.REASON_APPROVAL_REQUIRED, message=message)
+    cls = _update_class(installed.version, version)
+    message = (
+        f'bundle "{bundle.name}" ({version}) is a {cls} update from {installed.version} and '
+        f"spec.upgrade.automatic is {spec.upgrade.automatic}: {approve}, or widen spec.upgrade.automatic"
+    )
+    return Held(bundle=bundle, reason=api.REASON_OUTSIDE_POLICY, message=message)
+
+
+def _update_class(installed: str, candidate: str) -> str:
+    old, new = semver.parse_version(installed), semver.parse_version(candidate)
+    if new < old:
+        return "downgrade"
+    if new.major != old.major:
+        return "major"
+    return "minor" if new.minor != old.minor else "patch"
+
+
+def _unreachable_approval(request: Request, gathered: Gathered, available: Update | None) -> str | None:
+    approved = request.spec.upgrade.approved_version
+    installed = request.installed
+    if approved is None or installed is None or approved == installed.version:
+        return None
+    assert request.spec.catalog is not None
+    target = semver.parse_version(approved)
+    for catalog in gathered.contents:
+        for name in reachable(request.spec.catalog, installed, catalog):
+            bundle = next(b for b in catalog.content.bundles if b.name == name)
+            if bundle.version is not None and semver.parse_version(bundle.version) == target:
+                return None
+    newest = f"; the newest reachable is {available.bundle.version}" if available is not None else ""
+    return (
+        f"spec.upgrade.approvedVersion {approved} cannot be installed from {installed.version}: no bundle "
+        f"of that version is reachable within spec.source.catalog (version, channels, upgrade edges){newest}"
+    )
+
+
+def choose(request: Request, gathered: Gathered) -> Choice:
+    """Stage 2: the bundle to install, as `spec.upgrade` allows, and what lies beyond the installed
+    bundle; the message of a failure says, catalog by catalog, why nothing was found and what to
+    change."""
+    source = request.spec.catalog
+    assert source is not None  # `gather` refused otherwise
+
+    def resolved(accept: Callable[[semver.Version], bool] | None = None) -> Resolution:
         return resolve(
-            request.spec.catalog,
+            source,
             request.installed,
             gathered.contents,
             skipped=gathered.skipped,
             not_selected=gathered.not_selected,
+            accept=accept,
         )
+
+    try:
+        unrestricted = resolved()
     except ResolutionError as err:
         raise Unresolved(api.REASON_RETRYING, str(err), retry=True) from None
+    installed = request.installed
+    if installed is None:
+        return Choice(resolution=unrestricted, updates=None)
+    accept = acceptance(request.spec.upgrade, source, installed, gathered.contents)
+    chosen: Resolution | None = unrestricted
+    if accept is not None:
+        try:
+            chosen = resolved(accept)
+        except ResolutionError:
+            chosen = None  # the installed bundle left the catalogs and nothing else is allowed
+    held = None
+    if unrestricted.bundle.name != (chosen.bundle.name if chosen is not None else installed.name):
+        held = _held(request.spec, installed, unrestricted.bundle)
+    available = newest_update(source, installed, gathered.contents)
+    updates = Updates(
+        available=available,
+        held=held,
+        unreachable_approval=_unreachable_approval(request, gathered, available),
+    )
+    return Choice(resolution=chosen, updates=updates)
 
 
 async def fetch(unpacker: BundleUnpacker, request: Request, bundle: ResolvedBundle) -> Unpacked:
@@ -210,7 +325,13 @@ async def plan(
     if not gathered.contents or all(c.content.empty for c in gathered.contents):
         assert spec.catalog is not None
         raise NoCatalogContent(spec.catalog.package_name, gathered)
-    resolution = choose(request, gathered)
+    resolution = choose(request, gathered).resolution
+    if resolution is None:
+        assert request.installed is not None
+        message = (
+            f"{request.installed.name} stays installed: spec.upgrade allows no bundle the catalogs offer"
+        )
+        raise Refused(api.REASON_RETRYING, message, retry=True)
     bundle = resolution.bundle
     unpacked = await fetch(sources.unpacker, request, bundle)
     objects = render(spec, bundle, unpacked.bundle, sources.certificates)

@@ -10,11 +10,13 @@ import pytest
 
 from olm.api.clusterextension import ClusterExtension
 from olm.api.extensionspec import (
+    AutomaticUpdates,
     CatalogSource,
     CRDUpgradeSafetyEnforcement,
     ExtensionSpec,
     SpecError,
     UpgradeConstraintPolicy,
+    UpgradeSpec,
 )
 from olm_testkit.api.specexamples import EXAMPLES
 from unit.api import samples
@@ -42,6 +44,9 @@ def _from_model(obj: dict[str, Any]) -> ExtensionSpec:
         config=spec.config.inline if spec.config is not None else None,
         crd_upgrade_safety=safety.enforcement if safety is not None else CRDUpgradeSafetyEnforcement.STRICT,
         progress_deadline_minutes=spec.progress_deadline_minutes,
+        upgrade=UpgradeSpec()
+        if spec.upgrade is None
+        else UpgradeSpec(automatic=spec.upgrade.automatic, approved_version=spec.upgrade.approved_version),
     )
 
 
@@ -78,6 +83,15 @@ def test_unset_fields_take_the_api_defaults() -> None:
     assert spec.crd_upgrade_safety is CRDUpgradeSafetyEnforcement.STRICT
     assert spec.config is None
     assert spec.progress_deadline_minutes is None
+    assert spec.upgrade == UpgradeSpec(automatic=AutomaticUpdates.ANY, approved_version=None)
+
+
+def test_the_upgrade_fields_are_read_as_the_model_reads_them() -> None:
+    obj = _minimal()
+    obj["spec"]["upgrade"] = {"automatic": "Patch", "approvedVersion": "0.8.0"}
+    spec = ExtensionSpec.of(obj)
+    assert spec == _from_model(obj)
+    assert spec.upgrade == UpgradeSpec(automatic=AutomaticUpdates.PATCH, approved_version="0.8.0")
 
 
 @pytest.mark.parametrize(
@@ -93,6 +107,11 @@ def test_unset_fields_take_the_api_defaults() -> None:
             "spec.source.catalog.upgradeConstraintPolicy: unknown value 'Never'",
         ),
         (("spec", "progressDeadlineMinutes"), True, "spec.progressDeadlineMinutes: expected int"),
+        (
+            ("spec", "upgrade"),
+            {"automatic": "Sometimes"},
+            "spec.upgrade.automatic: unknown value 'Sometimes'",
+        ),
         (
             ("spec", "install"),
             {"preflight": {"crdUpgradeSafety": {"enforcement": "Loose"}}},

@@ -93,8 +93,12 @@ def test_cluster_extension_conditions() -> None:
         "ChannelDeprecated",
         "BundleDeprecated",
         "Available",
+        "UpdateAvailable",
+        "UpdateHeld",
     }
     assert table["Installed"] == {"Succeeded", "Failed", "Absent"}
+    assert table["UpdateAvailable"] == {"UpdateAvailable", "UpToDate"}
+    assert table["UpdateHeld"] == {"ApprovalRequired", "OutsidePolicy", "ApprovalNotReachable", "NotHeld"}
     assert table["Progressing"] == {
         "Succeeded",
         "Retrying",

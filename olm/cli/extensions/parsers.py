@@ -125,7 +125,7 @@ def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
         top,
         "upgrade",
         "preview and perform the upgrade of a ClusterExtension",
-        "olmctl upgrade kube-green --version 0.7.0 --dry-run",
+        "olmctl upgrade kube-green --version 0.7.0 --dry-run\n  olmctl upgrade kube-green --approve 0.8.0",
         command="upgrade",
     )
     upgrade_parser.add_argument("name", metavar="NAME")
@@ -139,6 +139,14 @@ def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
         "--self-certified",
         action="store_true",
         help="set upgradeConstraintPolicy SelfCertified: allow a target that is not a successor",
+    )
+    upgrade_parser.add_argument(
+        "--approve",
+        nargs="?",
+        const="",
+        metavar="VERSION",
+        help="approve an update spec.upgrade holds (default: the one status.update.held names) by "
+        "setting spec.upgrade.approvedVersion",
     )
     upgrade_parser.add_argument("--dry-run", action="store_true", help="preview only; change nothing")
     _timeout_flag(upgrade_parser)

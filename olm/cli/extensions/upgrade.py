@@ -2,11 +2,16 @@
 
     olmctl upgrade kube-green --version 0.7.0 --dry-run
     olmctl upgrade kube-green --channel stable --self-certified
+    olmctl upgrade kube-green --approve 0.8.0
 
 The preview is `install`'s (the plan operator-controller would make for the edited spec, with its
 preflight verdicts) plus the upgrade path from the installed bundle to the target
 (`olm.cli.packages.upgradepath`): a target that is not a direct successor is refused unless
 `--self-certified` sets `upgradeConstraintPolicy: SelfCertified`.
+
+`--approve [VERSION]` approves an update `spec.upgrade` holds (by default the one
+`status.update.held` names): it writes `spec.upgrade.approvedVersion`, an edit of the object like
+any other, after the same preview.
 """
 
 from __future__ import annotations
@@ -35,9 +40,59 @@ def _installed(obj: dict[str, Any]) -> Installed:
     return Installed(name=str(bundle["name"]), version=str(bundle["version"]))
 
 
+async def approve(
+    session: Session, args: argparse.Namespace, obj: dict[str, Any], installed: Installed
+) -> int:
+    """`--approve`: preview the approved version's plan, then write `spec.upgrade.approvedVersion`."""
+    if args.version is not None or args.channel or args.self_certified:
+        raise CommandFailed(
+            "--approve approves what spec.source.catalog allows; it takes no --version, "
+            "--channel or --self-certified"
+        )
+    held = ((obj.get("status") or {}).get("update") or {}).get("held") or {}
+    version = args.approve or held.get("version")
+    if not version:
+        raise CommandFailed(
+            f'nothing of clusterextension "{args.name}" is waiting for approval (status.update.held is '
+            "empty); name a version: --approve VERSION"
+        )
+    spec = obj["spec"]
+    wanted = {**obj, "spec": {**spec, "upgrade": {**(spec.get("upgrade") or {}), "approvedVersion": version}}}
+    plan = await plan_install(
+        session, wanted, installed=installed, pull=pull_options(args), watch_namespace_flag=False
+    )
+    if plan.bundle.version == installed.version:
+        raise CommandFailed(
+            f"{version} cannot be installed from {installed.version}: no bundle of that version is reachable "
+            "within spec.source.catalog (see `olmctl status` and `olmctl package graph`)"
+        )
+    data = preview.plan_data(plan, permissions=plan.permissions)
+    if args.output == "table":
+        session.out.write(preview.plan_text(plan, permissions=plan.permissions))
+    found = preview.blockers(plan.crd_safety, plan.permissions, plan.collisions)
+    if args.dry_run:
+        if args.output != "table":
+            session.out.write(render.dump(data, args.output))
+        if found:
+            raise CommandFailed("the upgrade would not proceed: " + "; ".join(found))
+        print(f"would set spec.upgrade.approvedVersion to {version}", file=session.err)
+        return 0
+    if found:
+        raise CommandFailed("the upgrade would not proceed, nothing was changed: " + "; ".join(found))
+    await session.client.patch(
+        CLUSTER_EXTENSION, args.name, {"spec": {"upgrade": {"approvedVersion": version}}}
+    )
+    print(f"clusterextension/{args.name} approved {version}; waiting for it", file=session.err)
+    upgraded = await progress.wait_installed(session, args.name, version, args.timeout)
+    listing.print_installed(session, args.output, upgraded, data)
+    return 0
+
+
 async def upgrade(session: Session, args: argparse.Namespace) -> int:
     obj = await get_extension(session, args.name)
     installed = _installed(obj)
+    if args.approve is not None:
+        return await approve(session, args, obj, installed)
     spec = obj["spec"]
     catalog = spec["source"]["catalog"]
     channels = args.channel or catalog.get("channels") or ()

@@ -58,6 +58,23 @@ def _requested(catalog: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _update(extension: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`status.update` with `spec.upgrade`, and why a held step waits (the UpdateHeld condition)."""
+    update = (extension.get("status") or {}).get("update")
+    held = conditions.find(((extension.get("status") or {}).get("conditions") or ()), api.TYPE_UPDATE_HELD)
+    why = str(held.get("message") or "") if held is not None and held.get("status") == "True" else ""
+    policy = (extension.get("spec") or {}).get("upgrade") or {}
+    if not update and not why and not policy:
+        return None
+    return {
+        "available": (update or {}).get("available"),
+        "held": (update or {}).get("held"),
+        "why": why,
+        "automatic": policy.get("automatic", "Any"),
+        "approvedVersion": policy.get("approvedVersion", ""),
+    }
+
+
 def _revision(revision: Revision) -> dict[str, Any]:
     found = revision.conditions
     progressing = conditions.find(found, api.TYPE_PROGRESSING) or {}
@@ -96,6 +113,7 @@ def status_data(
         "installed": {"bundle": bundle.get("name", ""), "version": bundle.get("version", "")}
         if bundle
         else None,
+        "update": _update(extension),
         "health": str(diagnosis.health),
         "waitingFor": diagnosis.waiting_for,
         "nextStep": diagnosis.next_step,
@@ -166,6 +184,27 @@ def _selector_text(selector: Mapping[str, Any] | None) -> str:
     return "selector " + ", ".join(parts)
 
 
+def _update_fields(name: str, update: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    if update is None:
+        return []
+    fields = [("Updates", f"automatic {update['automatic']}")]
+    if update["approvedVersion"]:
+        fields[0] = ("Updates", f"automatic {update['automatic']}, approved {update['approvedVersion']}")
+    available = update["available"]
+    if available:
+        path = " -> ".join(available["path"])
+        fields.append(("Available", f"{available['name']} ({available['version']}), path {path}"))
+    held = update["held"]
+    if held:
+        approve = f"`olmctl upgrade {name} --approve {held['version']}`"
+        fields.append(
+            ("Held", f"{held['name']} ({held['version']}): {held['heldBy']}; approve with {approve}")
+        )
+    elif update["why"]:
+        fields.append(("Held", one_line(update["why"])))
+    return fields
+
+
 def status_text(data: Mapping[str, Any], now: datetime.datetime) -> str:
     """`status` for people: a header block, then conditions, revisions and Events."""
     requested = data["requested"]
@@ -182,6 +221,7 @@ def status_text(data: Mapping[str, Any], now: datetime.datetime) -> str:
         ("Catalogs", _selector_text(requested["catalogSelector"])),
         ("Namespace", f"{data['namespace']} (ServiceAccount {data['serviceAccount']})"),
         ("Installed", f"{installed['bundle']} ({installed['version']})" if installed else "nothing yet"),
+        *_update_fields(data["name"], data["update"]),
         ("Health", data["health"]),
         ("Waiting for", data["waitingFor"]),
         ("Next step", data["nextStep"]),

@@ -28,6 +28,10 @@ __all__ = ["CONTROLLER_NAME", "Reconciler"]
 CONTROLLER_NAME = "clusterextension"
 
 
+def _package(state: State) -> str:
+    return state.spec.catalog.package_name if state.spec.catalog is not None else ""
+
+
 class Reconciler:
     def __init__(
         self,
@@ -93,8 +97,12 @@ class Reconciler:
                 state.states,
                 failure=state.failure,
                 deprecation=state.deprecation,
+                updates=state.updates,
             )
         metrics.CONDITIONS.set(request.name, report.conditions)
+        available = ((report.update or {}).get("available") or {}).get("version")
+        installed = ((report.install or {}).get("bundle") or {}).get("version")
+        metrics.set_update_available(request.name, _package(state), installed, available)
         metrics.set_revisions(request.name, state.states)
         self.install_clock.observe(extension, before, report.conditions)
         return controller.Result(requeue_after=state.requeue_after)

@@ -12,6 +12,7 @@ from olm.operator_controller.applier import PackedRevision
 from olm.operator_controller.clusterextension.memo import RenderMemo
 from olm.operator_controller.clusterextension.options import Options
 from olm.operator_controller.clusterextension.status import Failure
+from olm.pipeline import plan
 from olm.pipeline.catalogs import CatalogClient
 from olm.pipeline.resolve import Deprecation, ResolvedBundle
 from olm.pipeline.unpack import BundleUnpacker
@@ -34,6 +35,9 @@ class State:
     """resolve."""
     deprecation: Deprecation | None = None
     """resolve: None when the catalog data could not be read."""
+    updates: plan.Updates | None = None
+    """resolve: what lies beyond the installed bundle; None when nothing is installed or the
+    catalogs could not be read (the status keeps what it said before)."""
     image: str = ""
     """unpack: the bundle image by digest."""
     registry_v1: RegistryV1 | None = None

@@ -13,6 +13,10 @@ revision's message. A failure of this reconcile (resolution, unpack, render, pre
 takes precedence: True/Retrying when retrying may help, False/Blocked or False/InvalidConfiguration
 when only a change of spec or catalog can. `Available` is mirrored from the newest active revision.
 Deprecation conditions come from the catalog; Unknown when its data could not be read.
+
+Once something is installed, `UpdateAvailable` says whether a newer bundle can be reached and
+`UpdateHeld` whether `spec.upgrade` keeps a step from applying, and `status.update` holds the
+same as data; when the catalogs could not be read they keep what they said before.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 from olm.api import conditions as api
 from olm.api.kinds import CLUSTER_EXTENSION
 from olm.api.revisions import RevisionStates
+from olm.pipeline import plan
 from olm.pipeline.resolve import Deprecation
 from olm_runtime import conditions, events
 from olm_runtime.client import Client, errors
@@ -59,6 +64,54 @@ class Report:
     conditions: list[dict[str, Any]]
     install: dict[str, Any] | None
     active_revisions: list[dict[str, Any]]
+    update: dict[str, Any] | None
+    """`status.update`."""
+
+
+def _update_rows(updates: plan.Updates) -> list[tuple[str, conditions.Status, str, str]]:
+    available = updates.available
+    if available is not None:
+        bundle = available.bundle
+        path = " -> ".join(available.path)
+        row: tuple[str, conditions.Status, str, str] = (
+            api.TYPE_UPDATE_AVAILABLE,
+            "True",
+            api.REASON_UPDATE_AVAILABLE,
+            f'bundle "{bundle.name}" ({bundle.version}) is available from catalog "{bundle.catalog}" '
+            f"(upgrade path: {path})",
+        )
+    else:
+        message = "no newer bundle is reachable within spec.source.catalog"
+        row = (api.TYPE_UPDATE_AVAILABLE, "False", api.REASON_UP_TO_DATE, message)
+    held: tuple[str, conditions.Status, str, str]
+    if updates.unreachable_approval is not None:
+        held = (
+            api.TYPE_UPDATE_HELD,
+            "True",
+            api.REASON_APPROVAL_NOT_REACHABLE,
+            updates.unreachable_approval,
+        )
+    elif updates.held is not None:
+        held = (api.TYPE_UPDATE_HELD, "True", updates.held.reason, updates.held.message)
+    else:
+        held = (api.TYPE_UPDATE_HELD, "False", api.REASON_NOT_HELD, "spec.upgrade holds no update")
+    return [row, held]
+
+
+def _update_status(updates: plan.Updates) -> dict[str, Any] | None:
+    status: dict[str, Any] = {}
+    if updates.available is not None:
+        bundle = updates.available.bundle
+        status["available"] = {
+            "name": bundle.name,
+            "version": bundle.version,
+            "catalog": bundle.catalog,
+            "path": list(updates.available.path),
+        }
+    if updates.held is not None:
+        held = updates.held
+        status["held"] = {"name": held.bundle.name, "version": held.bundle.version, "heldBy": held.reason}
+    return status or None
 
 
 def _mirror(revision_conditions: Sequence[dict[str, Any]], kind: str) -> dict[str, Any] | None:
@@ -123,8 +176,12 @@ def compute(
     failure: Failure | None,
     deprecation: Deprecation | None,
     generation: int | None,
+    updates: plan.Updates | None = None,
+    previous_update: dict[str, Any] | None = None,
 ) -> Report:
-    """The new status from the old conditions, the revisions and this reconcile's result."""
+    """The new status from the old conditions, the revisions and this reconcile's result
+    (`updates`: what lies beyond the installed bundle, None when resolution did not run;
+    `previous_update`: the `status.update` reported before, kept when it did not)."""
     updated = [dict(c) for c in existing]
 
     def put(kind: str, status: conditions.Status, reason: str, message: str) -> None:
@@ -166,6 +223,16 @@ def compute(
     for kind, status_value, reason, message in _deprecations(deprecation, installed is not None):
         put(kind, status_value, reason, message)
 
+    update = previous_update
+    if installed is None:
+        for kind in (api.TYPE_UPDATE_AVAILABLE, api.TYPE_UPDATE_HELD):
+            conditions.remove_condition(updated, kind)
+        update = None
+    elif updates is not None:
+        for kind, status_value, reason, message in _update_rows(updates):
+            put(kind, status_value, reason, message)
+        update = _update_status(updates)
+
     install = None
     if installed is not None and installed.bundle is not None:
         install = {"bundle": {"name": installed.bundle.name, "version": installed.bundle.version}}
@@ -178,7 +245,7 @@ def compute(
         }
         for r in states.active
     ]
-    return Report(conditions=updated, install=install, active_revisions=active)
+    return Report(conditions=updated, install=install, active_revisions=active, update=update)
 
 
 async def write(
@@ -189,6 +256,7 @@ async def write(
     *,
     failure: Failure | None,
     deprecation: Deprecation | None,
+    updates: plan.Updates | None = None,
 ) -> Report:
     """Patch the extension's status to what `compute` says, recording events for what changed;
     returns what was reported."""
@@ -200,6 +268,8 @@ async def write(
         failure=failure,
         deprecation=deprecation,
         generation=(extension.get("metadata") or {}).get("generation"),
+        updates=updates,
+        previous_update=current.get("update"),
     )
     _record_events(recorder, extension, existing, report, failure)
     patch: dict[str, Any] = {}
@@ -209,6 +279,8 @@ async def write(
         patch["install"] = report.install
     if report.active_revisions != (current.get("activeRevisions") or []):
         patch["activeRevisions"] = report.active_revisions or None
+    if report.update != current.get("update"):
+        patch["update"] = report.update
     if patch:
         with contextlib.suppress(errors.NotFound):
             await client.patch_status(CLUSTER_EXTENSION, extension["metadata"]["name"], {"status": patch})
@@ -238,3 +310,27 @@ def _record_events(
         old = conditions.find(existing, api.TYPE_PROGRESSING)
         if old is None or old.get("message") != truncate(failure.message):
             recorder.event(extension, events.WARNING, "Failed", failure.message)
+    _record_update_events(recorder, extension, existing, report)
+
+
+def _record_update_events(
+    recorder: events.EventRecorder,
+    extension: Mapping[str, Any],
+    existing: Sequence[dict[str, Any]],
+    report: Report,
+) -> None:
+    """One Event when a new update appears, and one when a step starts being held (or held for a
+    new reason); the status they are read from survives restarts, so these do not repeat."""
+    before = ((extension.get("status") or {}).get("update") or {}).get("available") or {}
+    after = (report.update or {}).get("available") or {}
+    if after and (after.get("name") != before.get("name")):
+        found = conditions.find(report.conditions, api.TYPE_UPDATE_AVAILABLE) or {}
+        recorder.event(extension, events.NORMAL, "UpdateAvailable", str(found.get("message") or ""))
+    old = conditions.find(existing, api.TYPE_UPDATE_HELD) or {}
+    new = conditions.find(report.conditions, api.TYPE_UPDATE_HELD) or {}
+    held = new.get("status") == "True"
+    if held and (
+        old.get("status") != "True"
+        or (old.get("reason"), old.get("message")) != (new.get("reason"), new.get("message"))
+    ):
+        recorder.event(extension, events.NORMAL, "UpdateHeld", str(new.get("message") or ""))

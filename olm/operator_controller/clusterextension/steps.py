@@ -19,7 +19,7 @@ from olm.api import names
 from olm.api import revisions as api_revisions
 from olm.api.extensionspec import CRDUpgradeSafetyEnforcement
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
-from olm.api.revisions import Revision, RevisionStates
+from olm.api.revisions import BundleRef, Revision, RevisionStates
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.clusterextension.memo import render_key
@@ -60,6 +60,17 @@ def _identity_annotations(state: State) -> dict[str, str]:
         names.SERVICE_ACCOUNT_NAME_ANNOTATION: state.spec.service_account,
         names.SERVICE_ACCOUNT_NAMESPACE_ANNOTATION: state.spec.namespace,
     }
+
+
+def _again(installed: BundleRef) -> ResolvedBundle:
+    """The installed bundle as the one to reconcile (no catalog offers anything allowed)."""
+    return ResolvedBundle(
+        package=installed.package,
+        name=installed.name,
+        version=installed.version,
+        image=installed.image,
+        catalog="",
+    )
 
 
 def _for_bundle(state: State, message: str) -> str:
@@ -172,19 +183,19 @@ class Pipeline:
             with tracing.span("clusterextension/gather_catalogs"):
                 gathered = await plan.gather(self.sources, state.spec)
             if not gathered.contents and installed_bundle is not None:
-                state.bundle = ResolvedBundle(
-                    package=installed_bundle.package,
-                    name=installed_bundle.name,
-                    version=installed_bundle.version,
-                    image=installed_bundle.image,
-                    catalog="",
-                )
                 _log.info("no catalog available; reconciling the installed bundle", skipped=gathered.skipped)
+                state.bundle = _again(installed_bundle)
                 return CONTINUE
-            resolution = plan.choose(request, gathered)
+            choice = plan.choose(request, gathered)
         except plan.Refused as refused:
             # A resolution failure says catalog by catalog why nothing was found, and what to change.
             return self._refused(state, refused)
+        state.updates = choice.updates
+        if choice.resolution is None:
+            assert installed_bundle is not None  # a first install is never held
+            state.bundle = _again(installed_bundle)
+            return CONTINUE
+        resolution = choice.resolution
         state.bundle = resolution.bundle
         state.deprecation = resolution.deprecation
         name = request.extension

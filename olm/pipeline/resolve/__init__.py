@@ -15,6 +15,10 @@ non-deprecated one exists and the highest `spec.priority` wins; a tie is an erro
 bundle must not declare dependencies (`olm.package.required`, `olm.gvk.required`,
 `olm.constraint`).
 
+`newest_update` finds the newest bundle the installed one can reach (and the path there), and
+`acceptance` turns `spec.upgrade` (its automatic policy and approved version) into the `accept`
+filter `resolve` narrows its candidates with.
+
 Promises: deterministic (catalog order does not matter); the result always satisfies the range
 and channel filters and is a successor of (or equal to) the installed version unless
 `SelfCertified`; error messages start with upstream's wording so users and scripts recognise
@@ -46,6 +50,7 @@ from olm.pipeline.resolve._resolver import (
     resolve,
     successor_edge,
 )
+from olm.pipeline.resolve._updates import Update, acceptance, allowed_by_policy, newest_update, reachable
 
 __all__ = [
     "BUNDLE_PROPERTIES",
@@ -62,7 +67,12 @@ __all__ = [
     "ResolvedBundle",
     "SuccessorEdge",
     "UnsupportedDependency",
+    "Update",
+    "acceptance",
     "advice_in",
+    "allowed_by_policy",
+    "newest_update",
+    "reachable",
     "resolve",
     "successor_edge",
 ]

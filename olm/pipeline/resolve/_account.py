@@ -25,6 +25,7 @@ class Advice(enum.StrEnum):
     reason given by a catalog that has the package says the most."""
 
     SUCCESSOR = "request a successor version, or set upgradeConstraintPolicy: SelfCertified to skip the graph"
+    UPGRADE = "approve a version with spec.upgrade.approvedVersion, or widen spec.upgrade.automatic"
     VERSION = "change spec.source.catalog.version to include an available version"
     CHANNEL = "change spec.source.catalog.channels to channels the package has"
     SKIPPED = "see why the skipped catalogs give no content (olmctl catalog list)"

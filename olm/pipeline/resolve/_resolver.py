@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from olm import fbc, semver
@@ -102,6 +102,7 @@ def resolve(
     *,
     skipped: Sequence[Skipped] = (),
     not_selected: Sequence[str] = (),
+    accept: Callable[[semver.Version], bool] | None = None,
 ) -> Resolution:
     """Choose the bundle to install for `source` (selector already applied: `catalogs` are the
     selected, serving ones) given what is `installed`.
@@ -115,7 +116,9 @@ def resolve(
     gave no content and `not_selected` the catalogs the selector left out: when nothing is found,
     the message says, catalog by catalog, why (`_account`). Because successor filtering never
     depends on which catalogs are present, a missing catalog can make resolution fail but never
-    choose a non-successor. Raises a `ResolutionError` subclass.
+    choose a non-successor. `accept` (with something installed) narrows the candidates further to
+    the versions it accepts and the installed one: `spec.upgrade`'s policy and approval. Raises a
+    `ResolutionError` subclass.
     """
     package = source.package_name
     channels = source.channels
@@ -134,6 +137,7 @@ def resolve(
             version_range=version_range,
             installed=installed if follow_edges else None,
             installed_version=installed_version,
+            accept=accept if installed_version is not None else None,
         )
         if isinstance(best, Miss):
             misses.append(best)
@@ -197,6 +201,7 @@ def _best_in(
     version_range: semver.Range | None,
     installed: Installed | None,
     installed_version: semver.Version | None,
+    accept: Callable[[semver.Version], bool] | None = None,
 ) -> _Candidate | Miss:
     """The catalog's best candidate, or why it has none: the first filter that left nothing, in
     the order package, channels, version range, upgrade edges."""
@@ -238,6 +243,11 @@ def _best_in(
                 why += f", highest successor {max(successors)}"
             return Miss(catalog=catalog.name, why=why, advice=Advice.SUCCESSOR)
         in_range = reachable
+    if accept is not None:
+        accepted = [(b, v) for b, v in in_range if v == installed_version or accept(v)]
+        if not accepted:
+            return Miss(catalog=catalog.name, why="no version spec.upgrade allows", advice=Advice.UPGRADE)
+        in_range = accepted
     deprecated_bundles = _deprecated_bundles(content.deprecations)
     found = [_Candidate(catalog, b, v, b.name in deprecated_bundles) for b, v in in_range]
     return min(found, key=lambda c: (c.deprecated, _Descending(c.version), c.bundle.name))

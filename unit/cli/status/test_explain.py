@@ -117,6 +117,7 @@ def test_status_data() -> None:
         "namespace": "green",
         "serviceAccount": "installer",
         "installed": {"bundle": "kube-green.v0.7.0", "version": "0.7.0"},
+        "update": None,
         "health": "Progressing",
         "waitingFor": 'green-2 to roll out: Phase "deploy" is not ready: apps/v1 Deployment green/manager: '
         "0 of 1 replicas available",
@@ -231,3 +232,31 @@ def test_ages_like_kubectl() -> None:
 
     assert [explain._age(ago(s), NOW) for s in (5, 125, 7300, 200000)] == ["5s", "2m", "2h", "2d"]
     assert explain._age("not a time", NOW) == "?"
+
+
+def test_updates_found_and_held_are_shown_with_the_way_to_approve() -> None:
+    extension = {
+        **EXTENSION,
+        "spec": {**EXTENSION["spec"], "upgrade": {"automatic": "Patch"}},
+        "status": {
+            **EXTENSION["status"],
+            "update": {
+                "available": {
+                    "name": "kube-green.v0.8.0",
+                    "version": "0.8.0",
+                    "catalog": "c",
+                    "path": ["kube-green.v0.7.1", "kube-green.v0.8.0"],
+                },
+                "held": {"name": "kube-green.v0.8.0", "version": "0.8.0", "heldBy": "OutsidePolicy"},
+            },
+        },
+    }
+    data = explain.status_data(extension, REVISIONS, EVENTS, diagnose(extension, REVISIONS))
+    assert data["update"]["automatic"] == "Patch"
+    lines = explain.status_text(data, NOW).splitlines()
+    assert "Updates:     automatic Patch" in lines
+    assert "Available:   kube-green.v0.8.0 (0.8.0), path kube-green.v0.7.1 -> kube-green.v0.8.0" in lines
+    assert (
+        "Held:        kube-green.v0.8.0 (0.8.0): OutsidePolicy; approve with "
+        "`olmctl upgrade green --approve 0.8.0`"
+    ) in lines

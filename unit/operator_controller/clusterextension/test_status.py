@@ -8,7 +8,8 @@ from olm.api import conditions as api
 from olm.api import names
 from olm.api.revisions import RevisionStates, states
 from olm.operator_controller.clusterextension import status
-from olm.pipeline.resolve import Deprecation
+from olm.pipeline import plan
+from olm.pipeline.resolve import Deprecation, ResolvedBundle, Update
 
 UID = "ext-uid"
 
@@ -188,3 +189,72 @@ def test_unchanged_inputs_change_nothing() -> None:
     first = status.compute([], revs, failure=None, deprecation=Deprecation(), generation=1)
     again = status.compute(first.conditions, revs, failure=None, deprecation=Deprecation(), generation=1)
     assert again.conditions == first.conditions
+
+
+def _updates(*, held: bool = False, unreachable: str | None = None) -> plan.Updates:
+    bundle = ResolvedBundle(package="pkg", name="pkg.v1.1.0", version="1.1.0", image="i", catalog="c")
+    return plan.Updates(
+        available=Update(bundle=bundle, path=("pkg.v1.1.0",)),
+        held=plan.Held(bundle=bundle, reason=api.REASON_APPROVAL_REQUIRED, message="waiting")
+        if held
+        else None,
+        unreachable_approval=unreachable,
+    )
+
+
+def test_updates_are_reported_once_something_is_installed() -> None:
+    installed = states([revision(1, succeeded=True, progressing=("True", "Succeeded", ""))], UID)
+    report = status.compute(
+        [], installed, failure=None, deprecation=None, generation=1, updates=_updates(held=True)
+    )
+    by_type = {c["type"]: c for c in report.conditions}
+    assert (by_type["UpdateAvailable"]["status"], by_type["UpdateAvailable"]["reason"]) == (
+        "True",
+        "UpdateAvailable",
+    )
+    assert by_type["UpdateAvailable"]["message"] == (
+        'bundle "pkg.v1.1.0" (1.1.0) is available from catalog "c" (upgrade path: pkg.v1.1.0)'
+    )
+    assert (by_type["UpdateHeld"]["status"], by_type["UpdateHeld"]["reason"]) == ("True", "ApprovalRequired")
+    assert report.update == {
+        "available": {"name": "pkg.v1.1.0", "version": "1.1.0", "catalog": "c", "path": ["pkg.v1.1.0"]},
+        "held": {"name": "pkg.v1.1.0", "version": "1.1.0", "heldBy": "ApprovalRequired"},
+    }
+    # An unreachable approval is what UpdateHeld says, whatever else is held.
+    unreachable = status.compute(
+        [],
+        installed,
+        failure=None,
+        deprecation=None,
+        generation=1,
+        updates=_updates(held=True, unreachable="no"),
+    )
+    held = next(c for c in unreachable.conditions if c["type"] == "UpdateHeld")
+    assert (held["reason"], held["message"]) == ("ApprovalNotReachable", "no")
+
+
+def test_without_a_resolution_the_update_status_stays_as_it_was() -> None:
+    installed = states([revision(1, succeeded=True, progressing=("True", "Succeeded", ""))], UID)
+    before = status.compute([], installed, failure=None, deprecation=None, generation=1, updates=_updates())
+    kept = status.compute(
+        before.conditions,
+        installed,
+        failure=None,
+        deprecation=None,
+        generation=1,
+        previous_update=before.update,
+    )
+    assert kept.update == before.update
+    assert [c for c in kept.conditions if c["type"].startswith("Update")] == [
+        c for c in before.conditions if c["type"].startswith("Update")
+    ]
+    nothing = status.compute(
+        before.conditions,
+        states([], UID),
+        failure=None,
+        deprecation=None,
+        generation=1,
+        previous_update=before.update,
+    )
+    assert nothing.update is None
+    assert not [c for c in nothing.conditions if c["type"].startswith("Update")]

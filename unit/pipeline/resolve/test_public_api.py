@@ -22,7 +22,12 @@ def test_exported_names() -> None:
             "ResolvedBundle",
             "SuccessorEdge",
             "UnsupportedDependency",
+            "Update",
+            "acceptance",
             "advice_in",
+            "allowed_by_policy",
+            "newest_update",
+            "reachable",
             "resolve",
             "successor_edge",
         ]
