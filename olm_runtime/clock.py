@@ -82,12 +82,19 @@ class FakeClock:
     they were scheduled), setting `now()` to that deadline before running its callback, so a callback
     sees the time it asked for. Callbacks may schedule further timers; those run too if they fall due
     within the same advance. Nothing here needs a running event loop except `sleep_until`.
+
+    With `autojump`, `sleep_until` moves time to its deadline itself (as trio's MockClock with an
+    autojump threshold of 0): a sleeper never waits for the test, and sleeps are instant. Either
+    way `sleeps` records the length of every sleep asked, in order, so a test reads a retry
+    schedule from it.
     """
 
-    def __init__(self, start: float = 0.0) -> None:
+    def __init__(self, start: float = 0.0, *, autojump: bool = False) -> None:
         self._now = start
         self._timers: list[tuple[float, int, _FakeTimer]] = []
         self._sequence = itertools.count()
+        self.autojump = autojump
+        self.sleeps: list[float] = []
 
     def now(self) -> float:
         return self._now
@@ -98,6 +105,9 @@ class FakeClock:
         return timer
 
     async def sleep_until(self, deadline: float) -> None:
+        self.sleeps.append(deadline - self._now)
+        if self.autojump and deadline > self._now:
+            self.advance(deadline - self._now)
         if deadline <= self._now:
             await asyncio.sleep(0)
             return

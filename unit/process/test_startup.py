@@ -72,16 +72,9 @@ def test_backoff_doubles_and_is_capped() -> None:
     assert [startup.backoff(n) for n in range(1, 7)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
 
 
-class FakeTime(FakeClock):
+def fake_time() -> FakeClock:
     """A clock that only sleeping moves, so retry schedules are exact and instant."""
-
-    def __init__(self) -> None:
-        super().__init__(start=1000.0)
-        self.sleeps: list[float] = []
-
-    async def sleep_until(self, deadline: float) -> None:
-        self.sleeps.append(deadline - self.now())
-        self.advance(deadline - self.now())
+    return FakeClock(start=1000.0, autojump=True)
 
 
 class ScriptedRequester:
@@ -115,7 +108,7 @@ def _refusing_forever() -> Iterator[Exception | bytes]:
 
 
 async def test_a_reachable_server_is_asked_once() -> None:
-    time = FakeTime()
+    time = fake_time()
     requester = ScriptedRequester(iter([b'{"major": "1"}']))
     await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time)
     assert [(method, path) for method, path, _ in requester.calls] == [("GET", "/version")]
@@ -123,7 +116,7 @@ async def test_a_reachable_server_is_asked_once() -> None:
 
 
 async def test_a_slow_server_is_waited_for() -> None:
-    time = FakeTime()
+    time = fake_time()
     refused = _transport_error(ConnectionRefusedError(111, "refused"))
     requester = ScriptedRequester(iter([refused, TimeoutError("timed out"), refused, b"{}"]))
     await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time)
@@ -132,7 +125,7 @@ async def test_a_slow_server_is_waited_for() -> None:
 
 
 async def test_an_unreachable_server_is_given_up_on_at_the_deadline() -> None:
-    time = FakeTime()
+    time = fake_time()
     requester = ScriptedRequester(_refusing_forever())
     with pytest.raises(startup.APIServerUnreachable) as caught:
         await startup.wait_for_api_server(requester, CONFIG, timeout=10, clock=time)
@@ -150,7 +143,7 @@ async def test_an_unreachable_server_is_given_up_on_at_the_deadline() -> None:
 
 
 async def test_every_attempt_is_bounded_by_the_time_left_but_gets_a_fair_chance() -> None:
-    time = FakeTime()
+    time = fake_time()
     requester = ScriptedRequester(_refusing_forever())
     with pytest.raises(startup.APIServerUnreachable):
         await startup.wait_for_api_server(requester, CONFIG, timeout=60, clock=time)
@@ -160,7 +153,7 @@ async def test_every_attempt_is_bounded_by_the_time_left_but_gets_a_fair_chance(
 
 
 async def test_a_zero_timeout_asks_once() -> None:
-    time = FakeTime()
+    time = fake_time()
     requester = ScriptedRequester(_refusing_forever())
     with pytest.raises(startup.APIServerUnreachable) as caught:
         await startup.wait_for_api_server(requester, CONFIG, timeout=0, clock=time)
@@ -180,7 +173,7 @@ async def test_a_zero_timeout_asks_once() -> None:
     ],
 )
 async def test_a_rejection_ends_the_wait_at_once_and_says_why(error: Exception, retry: str) -> None:
-    time = FakeTime()
+    time = fake_time()
     requester = ScriptedRequester(iter([error]))
     with pytest.raises(startup.APIServerRejected) as caught:
         await startup.wait_for_api_server(requester, CONFIG, timeout=30, clock=time)

@@ -105,3 +105,23 @@ async def test_real_clock_sleep_until_returns_after_its_deadline() -> None:
 
 def test_clock_exports_exactly_these_names() -> None:
     assert sorted(clock.__all__) == ["Clock", "FakeClock", "REAL", "RealClock", "Timer", "sleep"]
+
+
+async def test_an_autojumping_clock_makes_sleeps_instant_and_records_them() -> None:
+    fake = clock.FakeClock(start=10.0, autojump=True)
+    await clock.sleep(fake, 2.5)
+    await fake.sleep_until(20.0)
+    await clock.sleep(fake, 0)
+    assert fake.now() == 20.0
+    assert fake.sleeps == [2.5, 7.5, 0.0]
+
+
+async def test_without_autojump_a_sleeper_waits_for_the_test_and_is_recorded() -> None:
+    fake = clock.FakeClock(start=10.0)
+    sleeper = asyncio.create_task(clock.sleep(fake, 5))
+    await asyncio.sleep(0)
+    assert not sleeper.done()
+    assert fake.sleeps == [5]
+    fake.advance(5)
+    await sleeper
+    assert fake.now() == 15.0

@@ -198,16 +198,8 @@ class FakeTransport:
             script.closed = True
 
 
-class RecordingClock(clock.FakeClock):
-    """A FakeClock that also records every sleep's length."""
-
-    def __init__(self) -> None:
-        super().__init__(start=1000.0)
-        self.sleeps: list[float] = []
-
-    async def sleep_until(self, deadline: float) -> None:
-        self.sleeps.append(deadline - self.now())
-        await super().sleep_until(deadline)
+START = 1000.0
+"""Where the tests' fake clocks start."""
 
 
 async def run_until(fake: clock.FakeClock, condition: Callable[[], bool], *, jumps: int = 500) -> None:
@@ -242,10 +234,10 @@ async def running(coroutine_fn: Callable[[], Any]) -> AsyncIterator[asyncio.Task
 PAGED = cache.ReflectorOptions(list_mode=cache.ListMode.PAGED)
 
 
-def new_informer(transport: FakeTransport, **kwargs: Any) -> tuple[cache.Informer, RecordingClock]:
+def new_informer(transport: FakeTransport, **kwargs: Any) -> tuple[cache.Informer, clock.FakeClock]:
     """An informer on ConfigMaps over `transport`, on a recording clock and with fixed jitter (rand
     0.5) so backoff delays are exact; paged lists unless `reflector_options` is given."""
-    fake = RecordingClock()
+    fake = clock.FakeClock(start=START)
     kwargs.setdefault("reflector_options", PAGED)
     return cache.Informer(transport, CONFIGMAPS, clock=fake, rand=lambda: 0.5, **kwargs), fake
 

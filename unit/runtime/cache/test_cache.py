@@ -13,11 +13,12 @@ from olm_runtime import cache
 from olm_runtime.cache import _cache
 from olm_runtime.client import errors
 from olm_runtime.client.gvk import GroupVersionKind, ResourceInfo
+from olm_runtime.clock import FakeClock
 from unit.runtime.cache.fakes import (
     CONFIGMAPS,
     NAMESPACES,
+    START,
     FakeTransport,
-    RecordingClock,
     Watch,
     cm,
     event,
@@ -35,8 +36,8 @@ class Mapper:
         return {CONFIGMAP: CONFIGMAPS, NAMESPACE: NAMESPACES}[gvk]
 
 
-def make(transport: FakeTransport, **options: Any) -> tuple[cache.Cache, RecordingClock]:
-    clock = RecordingClock()
+def make(transport: FakeTransport, **options: Any) -> tuple[cache.Cache, FakeClock]:
+    clock = FakeClock(start=START)
     options.setdefault("gc_freeze", False)  # never freeze the test process's collector
     options.setdefault("reflector", cache.ReflectorOptions(list_mode=cache.ListMode.PAGED))
     return cache.Cache(transport, Mapper(), cache.CacheOptions(**options), clock=clock), clock
@@ -217,7 +218,7 @@ async def test_informer_health_is_scraped_from_statistics() -> None:
     transport.lists.append(page([cm("a", 1), cm("b", 2)], 10))
     live = Watch(end="live")
     transport.watches.append(live)
-    clock = RecordingClock()
+    clock = FakeClock(start=START)
     options = cache.CacheOptions(
         gc_freeze=False, reflector=cache.ReflectorOptions(list_mode=cache.ListMode.PAGED)
     )

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from olm_runtime import cache
+from olm_runtime.clock import FakeClock
 from unit.runtime.cache.fakes import (
     FakeTransport,
-    RecordingClock,
     Watch,
     cm,
     error_event,
@@ -47,7 +47,7 @@ class Recorder:
             self.events.append(("delete", obj["metadata"]["name"]))
 
 
-def make(transport: FakeTransport, **kwargs: Any) -> tuple[cache.Informer, RecordingClock]:
+def make(transport: FakeTransport, **kwargs: Any) -> tuple[cache.Informer, FakeClock]:
     kwargs.setdefault("transform", cache.strip_managed_fields)
     return new_informer(transport, **kwargs)
 

@@ -6,12 +6,13 @@ import pytest
 
 from olm_runtime import cache
 from olm_runtime.client import errors
+from olm_runtime.clock import FakeClock
 from unit.runtime.cache.fakes import (
     CONFIGMAPS,
     NAMESPACES,
     PAGED,
+    START,
     FakeTransport,
-    RecordingClock,
     RecordingSink,
     Watch,
     bookmark,
@@ -33,9 +34,9 @@ def make(
     options: cache.ReflectorOptions = PAGED,
     rand: float = 0.5,
     **kwargs: object,
-) -> tuple[cache.Reflector, RecordingSink, RecordingClock]:
+) -> tuple[cache.Reflector, RecordingSink, FakeClock]:
     sink = RecordingSink()
-    clock = RecordingClock()
+    clock = FakeClock(start=START)
     reflector = cache.Reflector(
         transport,
         kwargs.pop("resource", CONFIGMAPS),  # type: ignore[arg-type]
