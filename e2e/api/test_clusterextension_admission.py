@@ -127,6 +127,22 @@ CASES = [
     pytest.param(
         (("spec.config", {"configType": "Helm", "inline": {"a": 1}}),), UNSUPPORTED, id="config-type-unknown"
     ),
+    pytest.param(
+        (("spec.upgrade", {"automatic": "Patch", "approvedVersion": "1.2.3", "permissionGrowth": "Allow"}),),
+        None,
+        id="upgrade-all-fields",
+    ),
+    pytest.param(
+        (("spec.upgrade", {"automatic": "Sometimes"}),), UNSUPPORTED, id="upgrade-automatic-unknown"
+    ),
+    pytest.param(
+        (("spec.upgrade", {"approvedVersion": "latest"}),),
+        "approvedVersion must be a semantic version such as 1.2.3",
+        id="upgrade-approved-not-semver",
+    ),
+    pytest.param(
+        (("spec.upgrade", {"permissionGrowth": "Deny"}),), UNSUPPORTED, id="upgrade-permission-growth-unknown"
+    ),
     pytest.param((("spec.progressDeadlineMinutes", 10),), None, id="deadline-10"),
     pytest.param((("spec.progressDeadlineMinutes", 720),), None, id="deadline-720"),
     pytest.param(

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.e2e
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 
-async def _table(api_client: client.ApiClient, kind: str, name: str) -> dict[str, str]:
-    """The API server's own table rendering of one object, as column name -> cell."""
+async def _table(api_client: client.ApiClient, kind: str, name: str, *, wide: bool = False) -> dict[str, str]:
+    """The API server's own table rendering of one object, as column name -> cell (`wide`: with
+    the columns `kubectl get` shows only with `-o wide`)."""
     table: dict[str, Any] = await api_client.call_api(
         f"/apis/{names.GROUP}/{names.VERSION}/{PLURALS[kind]}/{name}",
         "GET",
@@ -31,7 +32,11 @@ async def _table(api_client: client.ApiClient, kind: str, name: str) -> dict[str
     )
     assert table["kind"] == "Table"
     (row,) = table["rows"]
-    return {c["name"]: str(cell) for c, cell in zip(table["columnDefinitions"], row["cells"], strict=True)}
+    return {
+        c["name"]: str(cell)
+        for c, cell in zip(table["columnDefinitions"], row["cells"], strict=True)
+        if wide or not c.get("priority")
+    }
 
 
 async def _with_status(objects: Objects, body: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
@@ -48,6 +53,14 @@ async def test_cluster_extension_columns(
             condition("Progressing", "False", "Blocked", "needs a change"),
         ],
         "install": {"bundle": {"name": "argocd-operator.v0.6.0", "version": "0.6.0"}},
+        "update": {
+            "available": {
+                "name": "argocd-operator.v0.7.0",
+                "version": "0.7.0",
+                "catalog": "operatorhubio",
+                "path": ["argocd-operator.v0.7.0"],
+            }
+        },
     }
     ext = await _with_status(objects, cluster_extension(unique_name(request)), status)
     row = await _table(api_client, "ClusterExtension", ext["metadata"]["name"])
@@ -55,6 +68,8 @@ async def test_cluster_extension_columns(
     assert row["Installed Bundle"] == "argocd-operator.v0.6.0"
     assert row["Version"] == "0.6.0"
     assert (row["Installed"], row["Progressing"]) == ("True", "False")
+    wide = await _table(api_client, "ClusterExtension", ext["metadata"]["name"], wide=True)
+    assert wide["Update"] == "0.7.0"
 
 
 async def test_cluster_catalog_columns(
@@ -116,6 +131,17 @@ async def test_kubectl_get_prints_the_columns(
     ).splitlines()
     assert header.split() == ["NAME", "INSTALLED", "BUNDLE", "VERSION", "INSTALLED", "PROGRESSING", "AGE"]
     assert line.split()[:5] == [ext["metadata"]["name"], "argocd-operator.v0.6.0", "0.6.0", "True", "True"]
+    wide = await _kubectl(control_plane, "get", "clusterextensions", ext["metadata"]["name"], "-o", "wide")
+    assert wide.splitlines()[0].split() == [
+        "NAME",
+        "INSTALLED",
+        "BUNDLE",
+        "VERSION",
+        "INSTALLED",
+        "PROGRESSING",
+        "UPDATE",
+        "AGE",
+    ]
 
 
 async def test_kubectl_resolves_short_names_and_the_olm_category(

@@ -50,7 +50,7 @@ def _package(*versions: str) -> realdata.CustomPackage:
     )
 
 
-async def _installed_state(extensions: Extensions, name: str) -> dict[str, str]:
+async def installed_state(extensions: Extensions, name: str) -> dict[str, str]:
     """Every revision of `name` and every object they manage, by identity, with its resourceVersion:
     what must not move while an update waits for approval."""
     found: dict[str, str] = {}
@@ -66,8 +66,13 @@ async def _installed_state(extensions: Extensions, name: str) -> dict[str, str]:
     return found
 
 
-async def _wait_update(
-    extensions: Extensions, name: str, *, available: str | None, held: tuple[str, str] | None
+async def wait_update(
+    extensions: Extensions,
+    name: str,
+    *,
+    available: str | None,
+    held: tuple[str, str] | None,
+    timeout: float = 120.0,
 ) -> dict[str, Any]:
     """Until `status.update` names `available` (version) and `held` (version, heldBy)."""
 
@@ -78,7 +83,9 @@ async def _wait_update(
             == (held if held is not None else (None, None))
         )
 
-    return await extensions.wait_for(name, f"status.update available={available} held={held}", matches)
+    return await extensions.wait_for(
+        name, f"status.update available={available} held={held}", matches, timeout=timeout
+    )
 
 
 async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
@@ -109,11 +116,11 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     found = await wait_installed(extensions, name, "1.0.0")
     assert conditions.of(found, api.TYPE_UPDATE_AVAILABLE)["reason"] == api.REASON_UP_TO_DATE
     assert conditions.of(found, api.TYPE_UPDATE_HELD)["reason"] == api.REASON_NOT_HELD
-    before = await _installed_state(extensions, name)
+    before = await installed_state(extensions, name)
 
     # The tag now holds 1.0.1 and 1.1.0: found within a poll, held for approval.
     await custom_catalogs.publish((_package("1.0.0", "1.0.1", "1.1.0"),), repository=repository, tag="gated")
-    found = await _wait_update(extensions, name, available="1.1.0", held=("1.0.1", "ApprovalRequired"))
+    found = await wait_update(extensions, name, available="1.1.0", held=("1.0.1", "ApprovalRequired"))
     assert found["status"]["update"]["available"]["path"] == [f"{PACKAGE}.v1.0.1", f"{PACKAGE}.v1.1.0"]
     assert conditions.of(found, api.TYPE_UPDATE_HELD)["message"] == (
         f'bundle "{PACKAGE}.v1.0.1" (1.0.1) is waiting for approval: '
@@ -128,7 +135,7 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     assert metric in await operator_controller.scrape()
     # The reconciles that found the update (their status says so) moved nothing of the installed
     # revision: no new revision, no object written.
-    assert await _installed_state(extensions, name) == before
+    assert await installed_state(extensions, name) == before
     assert found["status"]["install"]["bundle"]["version"] == "1.0.0"
 
     # An approval of the older proposal does what it says: 1.0.1, not the newer 1.1.0. olmctl
@@ -143,7 +150,7 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     }
     await wait_installed(extensions, name, "1.0.1")
     await wait_revisions(extensions, name, {f"{name}-1": "Archived", f"{name}-2": "Active"})
-    await _wait_update(extensions, name, available="1.1.0", held=("1.1.0", "ApprovalRequired"))
+    await wait_update(extensions, name, available="1.1.0", held=("1.1.0", "ApprovalRequired"))
 
 
 async def test_the_policy_applies_patches_and_holds_the_rest(
@@ -168,7 +175,7 @@ async def test_the_policy_applies_patches_and_holds_the_rest(
         (_package("1.0.0", "1.0.1", "1.1.0"),), repository=repository, tag="patches"
     )
     await wait_installed(extensions, name, "1.0.1")
-    found = await _wait_update(extensions, name, available="1.1.0", held=("1.1.0", "OutsidePolicy"))
+    found = await wait_update(extensions, name, available="1.1.0", held=("1.1.0", "OutsidePolicy"))
     assert (
         "is a minor update from 1.0.1 and spec.upgrade.automatic is Patch"
         in conditions.of(found, api.TYPE_UPDATE_HELD)["message"]
@@ -177,7 +184,7 @@ async def test_the_policy_applies_patches_and_holds_the_rest(
     # Widening the policy is an edit of the object like any other: the update applies.
     await extensions.patch_spec(name, {"upgrade": {"automatic": "Minor"}})
     await wait_installed(extensions, name, "1.1.0")
-    await _wait_update(extensions, name, available=None, held=None)
+    await wait_update(extensions, name, available=None, held=None)
 
 
 async def test_an_approval_that_cannot_be_reached_or_goes_away_changes_nothing(
@@ -216,13 +223,13 @@ async def test_an_approval_that_cannot_be_reached_or_goes_away_changes_nothing(
         "reachable is 1.0.1"
     )
     assert found["status"]["install"]["bundle"]["version"] == "1.0.0"
-    before = await _installed_state(extensions, name)
+    before = await installed_state(extensions, name)
 
     # The proposal waiting for approval leaves the catalog: nothing is available, nothing held.
     await extensions.patch_spec(name, {"upgrade": {"approvedVersion": None}})
-    await _wait_update(extensions, name, available="1.0.1", held=("1.0.1", "ApprovalRequired"))
+    await wait_update(extensions, name, available="1.0.1", held=("1.0.1", "ApprovalRequired"))
     await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="unreachable")
-    found = await _wait_update(extensions, name, available=None, held=None)
+    found = await wait_update(extensions, name, available=None, held=None)
     assert conditions.of(found, api.TYPE_UPDATE_AVAILABLE)["reason"] == api.REASON_UP_TO_DATE
-    assert await _installed_state(extensions, name) == before
+    assert await installed_state(extensions, name) == before
     assert len(await list_revisions(extensions.kube, name)) == 1

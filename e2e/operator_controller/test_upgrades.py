@@ -156,15 +156,16 @@ async def test_sailoperator_moves_along_skip_ranges_when_range_and_channel_widen
     )
 
 
-async def test_infinispan_follows_skips_then_replaces(
-    namespace: str,
-    installer: Installer,
+async def install_infinispan_2_3_0(
     extensions: Extensions,
     community_catalog: ServedCatalog,
-    cert_manager: CertManager,
-) -> None:
-    account = await installer(namespace)
-    name = unique("infinispan")
+    name: str,
+    *,
+    namespace: str,
+    account: str,
+    upgrade: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """infinispan 2.3.0 from the stable channel, installed; the extension."""
     await extensions.create(
         name,
         "infinispan",
@@ -174,10 +175,28 @@ async def test_infinispan_follows_skips_then_replaces(
         channels=["stable"],
         selector={"matchLabels": community_catalog.label},
         # Under Strict, 2.3.8 is refused: its CRDs add `x-kubernetes-map-type: atomic`, a change
-        # the safety checks do not handle. The graph is what this test is about.
+        # the safety checks do not handle.
         crd_safety="None",
+        upgrade=upgrade,
     )
-    found = await wait_installed(extensions, name, "2.3.0", timeout=300)
+    return await wait_installed(extensions, name, "2.3.0", timeout=300)
+
+
+async def test_infinispan_follows_skips_then_replaces(
+    namespace: str,
+    installer: Installer,
+    extensions: Extensions,
+    community_catalog: ServedCatalog,
+    cert_manager: CertManager,
+) -> None:
+    account = await installer(namespace)
+    name = unique("infinispan")
+    # 2.3.8 grants more than 2.3.0, which the permission-growth gate holds by default
+    # (test_permission_growth); the graph is what this test is about.
+    allow = {"permissionGrowth": "Allow"}
+    found = await install_infinispan_2_3_0(
+        extensions, community_catalog, name, namespace=namespace, account=account, upgrade=allow
+    )
     assert install_bundle(found) == {"name": "infinispan-operator.v2.3.0", "version": "2.3.0"}
 
     # 2.3.1 ... 2.3.7 are in range but no successor of 2.3.0: 2.3.8 skips it.

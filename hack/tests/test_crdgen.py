@@ -108,16 +108,20 @@ def test_crd_shape(resource: type[api.Resource]) -> None:
 
 
 PRINTER_COLUMNS = [
-    pytest.param(api.ClusterExtension, ["Installed Bundle", "Version", "Installed", "Progressing", "Age"]),
-    pytest.param(api.ClusterCatalog, ["LastUnpacked", "Serving", "Age"]),
-    pytest.param(api.ClusterObjectSet, ["Available", "Progressing", "Age"]),
+    pytest.param(
+        api.ClusterExtension, ["Installed Bundle", "Version", "Installed", "Progressing", "Age"], ["Update"]
+    ),
+    pytest.param(api.ClusterCatalog, ["LastUnpacked", "Serving", "Age"], []),
+    pytest.param(api.ClusterObjectSet, ["Available", "Progressing", "Age"], []),
 ]
 
 
-@pytest.mark.parametrize(("resource", "columns"), PRINTER_COLUMNS)
-def test_printer_columns(resource: type[api.Resource], columns: list[str]) -> None:
+@pytest.mark.parametrize(("resource", "columns", "wide"), PRINTER_COLUMNS)
+def test_printer_columns(resource: type[api.Resource], columns: list[str], wide: list[str]) -> None:
+    """The default columns are upstream's, in upstream's order; ours show with `-o wide` only."""
     printed = crd(resource)["spec"]["versions"][0]["additionalPrinterColumns"]
-    assert [c["name"] for c in printed] == columns
+    assert [c["name"] for c in printed if not c.get("priority")] == columns
+    assert [c["name"] for c in printed if c.get("priority") == 1] == wide
 
 
 LIST_MAPS = [

@@ -95,6 +95,8 @@ class PrinterColumn:
     json_path: str
     type: Literal["string", "integer", "number", "boolean", "date"] = "string"
     description: str | None = None
+    priority: int = 0
+    """0 for `kubectl get`; 1 only for `kubectl get -o wide`."""
 
 
 @dataclass(frozen=True, kw_only=True)

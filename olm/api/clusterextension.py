@@ -14,7 +14,12 @@ from pydantic import Field
 
 from olm.api import names, rules
 from olm.api.base import AGE_COLUMN, Model, PrinterColumn, Resource, ResourceInfo, condition_status_column
-from olm.api.extensionspec import AutomaticUpdates, CRDUpgradeSafetyEnforcement, UpgradeConstraintPolicy
+from olm.api.extensionspec import (
+    AutomaticUpdates,
+    CRDUpgradeSafetyEnforcement,
+    PermissionGrowth,
+    UpgradeConstraintPolicy,
+)
 from olm.api.markers import PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
 from olm.api.meta import Conditions, LabelSelector, ProgressDeadlineMinutes
 
@@ -35,6 +40,7 @@ __all__ = [
     "ClusterExtensionUpgrade",
     "ExtensionSourceType",
     "HeldUpdate",
+    "PermissionGrowth",
     "PreflightConfig",
     "RevisionStatus",
     "ServiceAccountReference",
@@ -199,6 +205,11 @@ class ClusterExtensionUpgrade(Model):
     the catalog's upgrade path to it, when it is more than one step away) whatever `automatic` says,
     and not beyond it. A version that cannot be reached is reported (`UpdateHeld`, reason
     `ApprovalNotReachable`) and nothing changes."""
+    permission_growth: PermissionGrowth = PermissionGrowth.HOLD
+    """What an update does whose Roles and ClusterRoles grant permissions the installed bundle's do
+    not: `Hold` (the default) keeps it until `approvedVersion` names it, with the added rules in
+    `status.update.held.addedPermissions`; `Allow` applies it as any other update. A first install
+    is never held."""
 
 
 class ClusterExtensionSpec(Model):
@@ -269,8 +280,14 @@ class HeldUpdate(Model):
     version: Annotated[str, Field(max_length=256)]
     """Semantic version of the bundle."""
     held_by: Annotated[str, Field(max_length=64)]
-    """What holds it: `ApprovalRequired` (`spec.upgrade.automatic: None`) or `OutsidePolicy` (its
-    semantic-version class is beyond `spec.upgrade.automatic`)."""
+    """What holds it: `ApprovalRequired` (`spec.upgrade.automatic: None`), `OutsidePolicy` (its
+    semantic-version class is beyond `spec.upgrade.automatic`) or `PermissionGrowth` (it grants
+    more than the installed bundle and `spec.upgrade.permissionGrowth` is `Hold`)."""
+    added_permissions: (
+        Annotated[list[Annotated[str, Field(max_length=1024)]], Field(max_length=512)] | None
+    ) = None
+    """With `PermissionGrowth`: exactly the permissions added, one line per namespace, group,
+    resource and name with its verbs (the permission preflight's wording)."""
 
 
 class UpdateStatus(Model):
@@ -322,9 +339,10 @@ class ClusterExtension(Resource):
         printer_columns=(
             PrinterColumn(name="Installed Bundle", json_path=".status.install.bundle.name"),
             PrinterColumn(name="Version", json_path=".status.install.bundle.version"),
-            PrinterColumn(name="Update", json_path=".status.update.available.version"),
             condition_status_column("Installed"),
             condition_status_column("Progressing"),
+            # Wide only: the default output stays column-for-column upstream's, which scripts parse.
+            PrinterColumn(name="Update", json_path=".status.update.available.version", priority=1),
             AGE_COLUMN,
         ),
     )

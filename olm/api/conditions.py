@@ -30,6 +30,7 @@ __all__ = [
     "REASON_NOT_DEPRECATED",
     "REASON_NOT_HELD",
     "REASON_OUTSIDE_POLICY",
+    "REASON_PERMISSION_GROWTH",
     "REASON_PROBES_SUCCEEDED",
     "REASON_PROBE_FAILURE",
     "REASON_PROGRESS_DEADLINE_EXCEEDED",
@@ -98,6 +99,8 @@ REASON_OUTSIDE_POLICY: Final = "OutsidePolicy"
 """The update's semantic-version class is beyond `spec.upgrade.automatic`."""
 REASON_APPROVAL_NOT_REACHABLE: Final = "ApprovalNotReachable"
 """`spec.upgrade.approvedVersion` names a version the installed bundle cannot move to."""
+REASON_PERMISSION_GROWTH: Final = "PermissionGrowth"
+"""The update's Roles and ClusterRoles grant more than the installed bundle's (roadmap F14)."""
 REASON_NOT_HELD: Final = "NotHeld"
 
 
@@ -144,6 +147,7 @@ CLUSTER_EXTENSION: Final = _table(
             REASON_APPROVAL_REQUIRED,
             REASON_OUTSIDE_POLICY,
             REASON_APPROVAL_NOT_REACHABLE,
+            REASON_PERMISSION_GROWTH,
             REASON_NOT_HELD,
         ),
     }

@@ -22,6 +22,7 @@ __all__ = [
     "CRDUpgradeSafetyEnforcement",
     "CatalogSource",
     "ExtensionSpec",
+    "PermissionGrowth",
     "SpecError",
     "UpgradeConstraintPolicy",
     "UpgradeSpec",
@@ -46,6 +47,15 @@ class AutomaticUpdates(StrEnum):
     """Minor and patch updates (same major version)."""
     ANY = "Any"
     """Every update (the default, and the behaviour before the field existed)."""
+
+
+class PermissionGrowth(StrEnum):
+    """What an update whose Roles and ClusterRoles grant more than the installed ones does."""
+
+    HOLD = "Hold"
+    """Wait for `approvedVersion` to name it (the default, as roadmap F14 asks)."""
+    ALLOW = "Allow"
+    """Apply as any other update (automation that reviews permissions elsewhere)."""
 
 
 class CRDUpgradeSafetyEnforcement(StrEnum):
@@ -133,6 +143,7 @@ class UpgradeSpec:
     automatic: AutomaticUpdates = AutomaticUpdates.ANY
     approved_version: str | None = None
     """`approvedVersion`: the one version an administrator approved, whatever `automatic` says."""
+    permission_growth: PermissionGrowth = PermissionGrowth.HOLD
 
     @classmethod
     def parse(cls, data: Mapping[str, Any], where: str = "spec.upgrade") -> UpgradeSpec:
@@ -140,6 +151,7 @@ class UpgradeSpec:
         return cls(
             automatic=_enum(data, "automatic", AutomaticUpdates, AutomaticUpdates.ANY, where),
             approved_version=_optional(data, "approvedVersion", str, where) or None,
+            permission_growth=_enum(data, "permissionGrowth", PermissionGrowth, PermissionGrowth.HOLD, where),
         )
 
 

@@ -24,9 +24,10 @@ from typing import Any
 
 from olm import oci, semver
 from olm.api import conditions as api
-from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec
+from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec, PermissionGrowth
 from olm.pipeline.catalogs import PackageContent
 from olm.pipeline.catalogs.gathering import Gathered, PackageReader, gather_from
+from olm.pipeline.preflight import growth
 from olm.pipeline.preflight.verdicts import (
     Collisions,
     CRDSafety,
@@ -72,6 +73,7 @@ __all__ = [
     "fetch",
     "for_bundle",
     "gather",
+    "grown",
     "install_mode",
     "plan",
     "render",
@@ -153,8 +155,10 @@ class Held:
 
     bundle: ResolvedBundle
     reason: str
-    """`ApprovalRequired` or `OutsidePolicy`."""
+    """`ApprovalRequired`, `OutsidePolicy` or `PermissionGrowth`."""
     message: str
+    added_permissions: tuple[str, ...] = ()
+    """With `PermissionGrowth`: the added permissions, one line per scope."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -286,6 +290,46 @@ def render(
         raise Refused(api.REASON_INVALID_CONFIGURATION, message, retry=False) from None
     except RenderError as err:
         raise Refused(api.REASON_BLOCKED, for_bundle(bundle, str(err)), retry=False) from None
+
+
+MESSAGE_LINES = 20
+"""Added permissions a condition message names; the rest are in `status.update.held`."""
+
+
+def grown(
+    request: Request,
+    bundle: ResolvedBundle,
+    objects: Iterable[Mapping[str, Any]],
+    installed_objects: Iterable[Mapping[str, Any]],
+) -> Held | None:
+    """Stage 4b, the permission-growth gate (roadmap F14): whether the update to `bundle` (rendered
+    as `objects`) is held because its Roles and ClusterRoles grant what those of the installed
+    revision (`installed_objects`) do not. Only updates are gated, and only under
+    `permissionGrowth: Hold`; an `approvedVersion` at or beyond `bundle` approves the growth of
+    every step up to it."""
+    installed, upgrade = request.installed, request.spec.upgrade
+    if (
+        installed is None
+        or bundle.name == installed.name
+        or upgrade.permission_growth is PermissionGrowth.ALLOW
+    ):
+        return None
+    version = semver.parse_version(bundle.version)
+    if upgrade.approved_version is not None and version <= semver.parse_version(upgrade.approved_version):
+        return None
+    added = growth.lines(growth.added(growth.granted(objects), growth.granted(installed_objects)))
+    if not added:
+        return None
+    shown = "; ".join(added[:MESSAGE_LINES])
+    more = f"; and {len(added) - MESSAGE_LINES} more" if len(added) > MESSAGE_LINES else ""
+    message = (
+        f'bundle "{bundle.name}" ({bundle.version}) grants {len(added)} permission(s) that '
+        f'"{installed.name}" does not: {shown}{more}. Set spec.upgrade.approvedVersion to {bundle.version} '
+        "to approve them, or spec.upgrade.permissionGrowth to Allow"
+    )
+    return Held(
+        bundle=bundle, reason=api.REASON_PERMISSION_GROWTH, message=message, added_permissions=tuple(added)
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -98,7 +98,13 @@ def test_cluster_extension_conditions() -> None:
     }
     assert table["Installed"] == {"Succeeded", "Failed", "Absent"}
     assert table["UpdateAvailable"] == {"UpdateAvailable", "UpToDate"}
-    assert table["UpdateHeld"] == {"ApprovalRequired", "OutsidePolicy", "ApprovalNotReachable", "NotHeld"}
+    assert table["UpdateHeld"] == {
+        "ApprovalRequired",
+        "OutsidePolicy",
+        "ApprovalNotReachable",
+        "PermissionGrowth",
+        "NotHeld",
+    }
     assert table["Progressing"] == {
         "Succeeded",
         "Retrying",

@@ -58,6 +58,7 @@ def crd(resource: type[Resource]) -> JSON:
             "jsonPath": c.json_path,
             "type": c.type,
             **({"description": c.description} if c.description else {}),
+            **({"priority": c.priority} if c.priority else {}),
         }
         for c in info.printer_columns
     ]

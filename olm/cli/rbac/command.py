@@ -1,5 +1,9 @@
 """`olmctl rbac`: the least-privilege RBAC an installer ServiceAccount needs for one bundle.
 
+With `--diff` and two `--version`s it prints instead what the second version's Roles and
+ClusterRoles grant that the first's do not, in the wording of operator-controller's
+permission-growth gate (`status.update.held.addedPermissions`).
+
 Each `--version` is resolved and rendered as `olmctl install` would (`olm.cli.extensions.plan`, operator-
 controller's own code); the objects of all of them go into one `leastprivilege.installer_rbac`, so
 the RBAC printed covers installing any of those versions, upgrading between them and removing the
@@ -14,10 +18,12 @@ from typing import Any
 import yaml
 
 from olm.cli import render
+from olm.cli.commands import CommandFailed
 from olm.cli.extensions.parsers import catalog_selector
 from olm.cli.extensions.plan import CatalogReads, extension_object, plan_install, pull_options
 from olm.cli.rbac.leastprivilege import installer_rbac
 from olm.cli.session import Session
+from olm.pipeline.preflight import growth
 
 __all__ = ["rbac"]
 
@@ -40,7 +46,10 @@ async def rbac(session: Session, args: argparse.Namespace) -> int:
     selector = catalog_selector(args)
     pull = pull_options(args)
     read: CatalogReads = {}
+    if args.diff and len(args.version or ()) != 2:
+        raise CommandFailed("--diff compares two versions: give --version FROM --version TO")
     objects: list[dict[str, Any]] = []
+    rendered: list[tuple[str, list[dict[str, Any]]]] = []
     for version in args.version or [None]:
         wanted = extension_object(
             extension,
@@ -54,6 +63,15 @@ async def rbac(session: Session, args: argparse.Namespace) -> int:
         )
         plan = await plan_install(session, wanted, pull=pull, read=read, preflights=False)
         objects += plan.objects
+        rendered.append((plan.bundle.version, plan.objects))
+    if args.diff:
+        (old, old_objects), (new, new_objects) = rendered
+        added = growth.lines(growth.added(growth.granted(new_objects), growth.granted(old_objects)))
+        if args.output == "json":
+            session.out.write(render.dump({"from": old, "to": new, "addedPermissions": added}, "json"))
+        else:
+            session.out.write(yaml.dump({"from": old, "to": new, "addedPermissions": added}, sort_keys=False))
+        return 0
     manifests = installer_rbac(
         objects, extension_name=extension, namespace=args.namespace, service_account=args.service_account
     )

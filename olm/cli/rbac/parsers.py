@@ -38,6 +38,12 @@ def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
         help="a version or range to cover; repeat it to cover each version an upgrade passes through "
         "(default: the version operator-controller would install)",
     )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="with two --version: print the permissions the second version's roles grant that the "
+        "first's do not (what spec.upgrade.permissionGrowth holds)",
+    )
     add_source_flags(parser)
     add_pull_flags(parser)
     output_flag(parser, ("yaml", "json"))

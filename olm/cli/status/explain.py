@@ -200,6 +200,7 @@ def _update_fields(name: str, update: Mapping[str, Any] | None) -> list[tuple[st
         fields.append(
             ("Held", f"{held['name']} ({held['version']}): {held['heldBy']}; approve with {approve}")
         )
+        fields += [("Adds", line) for line in held.get("addedPermissions") or ()]
     elif update["why"]:
         fields.append(("Held", one_line(update["why"])))
     return fields

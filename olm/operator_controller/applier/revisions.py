@@ -16,7 +16,9 @@ owner: `sweep` adds it.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import gzip
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ __all__ = [
     "content_digest",
     "create_revision",
     "delete_secrets",
+    "phase_objects",
     "prune_archived",
     "sweep",
 ]
@@ -45,6 +48,27 @@ def content_digest(packed: PackedRevision, progress_deadline_minutes: int | None
     layout = [[phase.name, [ref.key for ref in phase.refs]] for phase in packed.phases]
     data = orjson.dumps({"phases": layout, "progressDeadlineMinutes": progress_deadline_minutes})
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+async def phase_objects(client: Client, cos: Mapping[str, Any], phase: str) -> list[dict[str, Any]]:
+    """The objects of one phase of a revision, read back from the Secrets `pack` wrote (inline
+    objects as they are). Raises `errors.NotFound` when a Secret is gone."""
+    secrets: dict[tuple[str, str], Mapping[str, Any]] = {}
+    objects: list[dict[str, Any]] = []
+    for entry in (cos.get("spec") or {}).get("phases") or ():
+        if entry.get("name") != phase:
+            continue
+        for item in entry.get("objects") or ():
+            if item.get("object") is not None:
+                objects.append(dict(item["object"]))
+                continue
+            ref = item.get("ref") or {}
+            where = (str(ref.get("namespace") or ""), str(ref.get("name") or ""))
+            if where not in secrets:
+                secrets[where] = await client.get(kinds.SECRET, where[1], namespace=where[0])
+            data = base64.b64decode((secrets[where].get("data") or {})[ref["key"]])
+            objects.append(orjson.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data))
+    return objects
 
 
 def _revision_reference(cos: Mapping[str, Any]) -> dict[str, Any]:

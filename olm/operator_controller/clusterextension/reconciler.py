@@ -64,6 +64,7 @@ class Reconciler:
                 pipeline.reuse_revision,
                 pipeline.unpack,
                 pipeline.render,
+                pipeline.check_permission_growth,
                 pipeline.pack,
                 pipeline.preflight,
                 pipeline.check_permissions,

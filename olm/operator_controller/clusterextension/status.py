@@ -111,6 +111,8 @@ def _update_status(updates: plan.Updates) -> dict[str, Any] | None:
     if updates.held is not None:
         held = updates.held
         status["held"] = {"name": held.bundle.name, "version": held.bundle.version, "heldBy": held.reason}
+        if held.added_permissions:
+            status["held"]["addedPermissions"] = list(held.added_permissions[:512])
     return status or None
 
 

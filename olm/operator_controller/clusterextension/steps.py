@@ -8,6 +8,7 @@ them in the order they run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import signal
@@ -17,7 +18,7 @@ import structlog
 from olm.api import conditions as api
 from olm.api import names
 from olm.api import revisions as api_revisions
-from olm.api.extensionspec import CRDUpgradeSafetyEnforcement
+from olm.api.extensionspec import CRDUpgradeSafetyEnforcement, PermissionGrowth
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
 from olm.api.revisions import BundleRef, Revision, RevisionStates
 from olm.operator_controller import applier, metrics
@@ -250,6 +251,40 @@ class Pipeline:
         except plan.Refused as refused:
             return self._refused(state, refused)
         return CONTINUE
+
+    async def check_permission_growth(self, state: State) -> Next:
+        """An update whose Roles and ClusterRoles grant more than the installed revision's waits
+        for approval (`plan.grown`). Meanwhile the installed bundle is reconciled as it is, so a
+        change of its configuration still applies."""
+        installed = state.states.installed
+        bundle = state.bundle
+        assert bundle is not None
+        if (
+            installed is None
+            or installed.bundle is None
+            or bundle.name == installed.bundle.name
+            or state.spec.upgrade.permission_growth is PermissionGrowth.ALLOW
+        ):
+            return CONTINUE
+        try:
+            installed_roles = await revisions.phase_objects(self.client, installed.object, "roles")
+        except errors.NotFound as err:
+            message = f"cannot read the roles of the installed revision {installed.name}: {err}"
+            return self._fail(state, api.REASON_RETRYING, message)
+        request = plan.Request(
+            extension=state.extension["metadata"]["name"],
+            spec=state.spec,
+            installed=Installed(name=installed.bundle.name, version=installed.bundle.version),
+        )
+        held = plan.grown(request, bundle, state.objects, installed_roles)
+        if held is None:
+            return CONTINUE
+        updates = state.updates or plan.Updates(available=None, held=None, unreachable_approval=None)
+        state.updates = dataclasses.replace(updates, held=held)
+        state.bundle = _again(installed.bundle)
+        if await self.unpack(state) is STOP:
+            return STOP
+        return await self.render(state)
 
     async def pack(self, state: State) -> Next:
         """Externalise the objects into content-addressed Secrets.

@@ -52,6 +52,7 @@ __all__ = [
     "error_message",
     "missing_permissions",
     "requirements",
+    "rule_requirements",
     "unresolved_kinds",
 ]
 
@@ -132,7 +133,8 @@ def _crd_resources(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str]
     return table
 
 
-def _rule_requirements(namespace: str, rule: Mapping[str, Any], *, cluster: bool) -> set[Requirement]:
+def rule_requirements(namespace: str, rule: Mapping[str, Any], *, cluster: bool) -> set[Requirement]:
+    """One RBAC rule of a Role (in `namespace`) or ClusterRole (`cluster`), expanded."""
     verbs = [str(v) for v in rule.get("verbs") or ()]
     out = {
         Requirement(namespace, str(group), str(resource), str(name), verb)
@@ -198,7 +200,7 @@ def _plan(objects: Sequence[Mapping[str, Any]], resources: Resources) -> _Plan:
         cluster = kind == "ClusterRole"
         rules: set[Requirement] = set()
         for rule in role.get("rules") or ():
-            rules |= _rule_requirements(namespace, rule, cluster=cluster)
+            rules |= rule_requirements(namespace, rule, cluster=cluster)
         if cluster and role.get("aggregationRule"):
             # Aggregated rules are filled in by the controller-manager later, from any ClusterRole
             # that matches the selectors: only a holder of every permission is safe to allow that.
