@@ -58,10 +58,11 @@ async def installed_state(extensions: Extensions, name: str) -> dict[str, str]:
         found[f"ClusterObjectSet {cos['metadata']['name']}"] = cos["metadata"]["resourceVersion"]
         for obj in await revision_objects(extensions.kube, cos):
             metadata = obj["metadata"]
-            live = await extensions.kube.get(
-                kind_of(obj), metadata["name"], namespace=metadata.get("namespace")
-            )
-            where = f"{metadata.get('namespace')}/" if metadata.get("namespace") else ""
+            # A rendered cluster-scoped object may carry the install namespace; the API ignores it.
+            namespaced = (await extensions.kube.resource_for(kind_of(obj))).namespaced
+            namespace = metadata.get("namespace") if namespaced else None
+            live = await extensions.kube.get(kind_of(obj), metadata["name"], namespace=namespace)
+            where = f"{namespace}/" if namespace else ""
             found[f"{obj['kind']} {where}{metadata['name']}"] = live["metadata"]["resourceVersion"]
     return found
 
@@ -147,6 +148,7 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     assert (await extensions.get(name))["spec"]["upgrade"] == {
         "automatic": "None",
         "approvedVersion": "1.0.1",
+        "permissionGrowth": "Hold",  # the API server's default
     }
     await wait_installed(extensions, name, "1.0.1")
     await wait_revisions(extensions, name, {f"{name}-1": "Archived", f"{name}-2": "Active"})
