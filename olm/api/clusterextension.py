@@ -281,8 +281,9 @@ class HeldUpdate(Model):
     """Semantic version of the bundle."""
     held_by: Annotated[str, Field(max_length=64)]
     """What holds it: `ApprovalRequired` (`spec.upgrade.automatic: None`), `OutsidePolicy` (its
-    semantic-version class is beyond `spec.upgrade.automatic`) or `PermissionGrowth` (it grants
-    more than the installed bundle and `spec.upgrade.permissionGrowth` is `Hold`)."""
+    semantic-version class is beyond `spec.upgrade.automatic`), `PermissionGrowth` (it grants
+    more than the installed bundle and `spec.upgrade.permissionGrowth` is `Hold`) or
+    `ClusterVersion` (it needs a Kubernetes version this cluster is not)."""
     added_permissions: (
         Annotated[list[Annotated[str, Field(max_length=1024)]], Field(max_length=512)] | None
     ) = None

@@ -22,6 +22,7 @@ __all__ = [
     "REASON_ARCHIVED",
     "REASON_AVAILABLE",
     "REASON_BLOCKED",
+    "REASON_CLUSTER_VERSION",
     "REASON_DEPRECATED",
     "REASON_DEPRECATION_STATUS_UNKNOWN",
     "REASON_FAILED",
@@ -101,6 +102,8 @@ REASON_APPROVAL_NOT_REACHABLE: Final = "ApprovalNotReachable"
 """`spec.upgrade.approvedVersion` names a version the installed bundle cannot move to."""
 REASON_PERMISSION_GROWTH: Final = "PermissionGrowth"
 """The update's Roles and ClusterRoles grant more than the installed bundle's (roadmap F14)."""
+REASON_CLUSTER_VERSION: Final = "ClusterVersion"
+"""The update, or the installed bundle, does not run on this cluster's Kubernetes version."""
 REASON_NOT_HELD: Final = "NotHeld"
 
 
@@ -148,6 +151,7 @@ CLUSTER_EXTENSION: Final = _table(
             REASON_OUTSIDE_POLICY,
             REASON_APPROVAL_NOT_REACHABLE,
             REASON_PERMISSION_GROWTH,
+            REASON_CLUSTER_VERSION,
             REASON_NOT_HELD,
         ),
     }

@@ -22,7 +22,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from olm import oci, semver
+import orjson
+
+from olm import fbc, oci, semver
 from olm.api import conditions as api
 from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec, PermissionGrowth
 from olm.pipeline.catalogs import PackageContent
@@ -51,13 +53,15 @@ from olm.pipeline.resolve import (
     ResolvedBundle,
     Update,
     acceptance,
+    cluster_version,
     newest_update,
     reachable,
     resolve,
+    unsupported,
 )
 from olm.pipeline.unpack import BundleUnpacker, Unpacked, UnpackError
 from olm.registryv1 import ALL_NAMESPACES, OWN_NAMESPACE, SINGLE_NAMESPACE, RegistryV1
-from olm_runtime.client import Client
+from olm_runtime.client import Client, errors
 
 __all__ = [
     "Choice",
@@ -75,6 +79,7 @@ __all__ = [
     "gather",
     "grown",
     "install_mode",
+    "kubernetes_version",
     "plan",
     "render",
 ]
@@ -142,6 +147,16 @@ def install_mode(watch_namespace: str | None, install_namespace: str) -> str:
     return OWN_NAMESPACE if watch_namespace == install_namespace else SINGLE_NAMESPACE
 
 
+async def kubernetes_version(client: Client) -> semver.Version | None:
+    """The cluster's Kubernetes version (`GET /version`), or None when the API server does not
+    say: then no bundle is refused for it."""
+    try:
+        answer = orjson.loads(await client.transport.request("GET", "/version"))
+        return cluster_version(str(answer["gitVersion"]))
+    except (errors.APIError, errors.TransportError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
 async def gather(sources: Sources, spec: ExtensionSpec) -> Gathered:
     """Stage 1: the catalogs the spec selects, and the package read from each."""
     if spec.catalog is None:  # the API's union rule makes this impossible; be explicit anyway
@@ -155,7 +170,7 @@ class Held:
 
     bundle: ResolvedBundle
     reason: str
-    """`ApprovalRequired`, `OutsidePolicy` or `PermissionGrowth`."""
+    """`ApprovalRequired`, `OutsidePolicy`, `PermissionGrowth` or `ClusterVersion`."""
     message: str
     added_permissions: tuple[str, ...] = ()
     """With `PermissionGrowth`: the added permissions, one line per scope."""
@@ -171,6 +186,8 @@ class Updates:
     """The step the extension would take now, were `spec.upgrade` not holding it."""
     unreachable_approval: str | None
     """Why `spec.upgrade.approvedVersion` cannot be installed, when it cannot."""
+    installed_unsupported: str | None = None
+    """Why the installed bundle does not run on this cluster's Kubernetes version (it stays)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,10 +242,36 @@ def _unreachable_approval(request: Request, gathered: Gathered, available: Updat
     )
 
 
-def choose(request: Request, gathered: Gathered) -> Choice:
-    """Stage 2: the bundle to install, as `spec.upgrade` allows, and what lies beyond the installed
-    bundle; the message of a failure says, catalog by catalog, why nothing was found and what to
-    change."""
+def _catalog_bundle(gathered: Gathered, name: str, catalog: str | None = None) -> fbc.Bundle | None:
+    for content in gathered.contents:
+        if catalog is None or content.name == catalog:
+            found = next((b for b in content.content.bundles if b.name == name), None)
+            if found is not None:
+                return found
+    return None
+
+
+def _cluster_gate(
+    gathered: Gathered, available: Update | None, installed: Installed, cluster: semver.Version
+) -> tuple[Held | None, str | None]:
+    """The newest update when this cluster cannot run it, and why the installed bundle cannot run
+    here (as its catalog entry says today), each when it applies."""
+    held = None
+    if available is not None:
+        bundle = _catalog_bundle(gathered, available.bundle.name, available.bundle.catalog)
+        why = unsupported(bundle, cluster) if bundle is not None else None
+        if why is not None:
+            held = Held(bundle=available.bundle, reason=api.REASON_CLUSTER_VERSION, message=why)
+    bundle = _catalog_bundle(gathered, installed.name)
+    why = unsupported(bundle, cluster) if bundle is not None else None
+    staying = f"installed bundle {why}; it stays installed, nothing is removed" if why is not None else None
+    return held, staying
+
+
+def choose(request: Request, gathered: Gathered, *, cluster: semver.Version | None = None) -> Choice:
+    """Stage 2: the bundle to install, as `spec.upgrade` and the cluster's Kubernetes version
+    (`cluster`, None when unknown) allow, and what lies beyond the installed bundle; the message of
+    a failure says, catalog by catalog, why nothing was found and what to change."""
     source = request.spec.catalog
     assert source is not None  # `gather` refused otherwise
 
@@ -240,6 +283,7 @@ def choose(request: Request, gathered: Gathered) -> Choice:
             skipped=gathered.skipped,
             not_selected=gathered.not_selected,
             accept=accept,
+            cluster=cluster,
         )
 
     try:
@@ -260,10 +304,15 @@ def choose(request: Request, gathered: Gathered) -> Choice:
     if unrestricted.bundle.name != (chosen.bundle.name if chosen is not None else installed.name):
         held = _held(request.spec, installed, unrestricted.bundle)
     available = newest_update(source, installed, gathered.contents)
+    staying = None
+    if cluster is not None:
+        cluster_held, staying = _cluster_gate(gathered, available, installed, cluster)
+        held = held or cluster_held
     updates = Updates(
         available=available,
         held=held,
         unreachable_approval=_unreachable_approval(request, gathered, available),
+        installed_unsupported=staying,
     )
     return Choice(resolution=chosen, updates=updates)
 
@@ -369,7 +418,7 @@ async def plan(
     if not gathered.contents or all(c.content.empty for c in gathered.contents):
         assert spec.catalog is not None
         raise NoCatalogContent(spec.catalog.package_name, gathered)
-    resolution = choose(request, gathered).resolution
+    resolution = choose(request, gathered, cluster=await kubernetes_version(sources.client)).resolution
     if resolution is None:
         assert request.installed is not None
         message = (

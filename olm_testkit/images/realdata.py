@@ -202,7 +202,7 @@ class _Catalog:
                     "name": name,
                     "package": custom.name,
                     "image": ref,
-                    "properties": [{"type": "olm.package", "value": package}],
+                    "properties": [{"type": "olm.package", "value": package}, *item.properties],
                 }
             )
             entry: dict[str, Any] = {"name": name}
@@ -321,6 +321,8 @@ class CustomBundle:
     skips: tuple[str, ...] = ()
     skip_range: str | None = None
     edit_crd: Callable[[dict[str, Any]], None] | None = None
+    properties: tuple[dict[str, Any], ...] = ()
+    """More properties of its catalog entry (after `olm.package`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

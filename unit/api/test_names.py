@@ -103,6 +103,7 @@ def test_cluster_extension_conditions() -> None:
         "OutsidePolicy",
         "ApprovalNotReachable",
         "PermissionGrowth",
+        "ClusterVersion",
         "NotHeld",
     }
     assert table["Progressing"] == {

@@ -93,6 +93,8 @@ def _update_rows(updates: plan.Updates) -> list[tuple[str, conditions.Status, st
         )
     elif updates.held is not None:
         held = (api.TYPE_UPDATE_HELD, "True", updates.held.reason, updates.held.message)
+    elif updates.installed_unsupported is not None:
+        held = (api.TYPE_UPDATE_HELD, "True", api.REASON_CLUSTER_VERSION, updates.installed_unsupported)
     else:
         held = (api.TYPE_UPDATE_HELD, "False", api.REASON_NOT_HELD, "spec.upgrade holds no update")
     return [row, held]

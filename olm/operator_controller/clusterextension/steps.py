@@ -12,9 +12,11 @@ import dataclasses
 import functools
 import os
 import signal
+import time
 
 import structlog
 
+from olm import semver
 from olm.api import conditions as api
 from olm.api import names
 from olm.api import revisions as api_revisions
@@ -39,6 +41,8 @@ __all__ = ["MAX_NAME_LENGTH", "Pipeline"]
 
 MAX_NAME_LENGTH = 63
 """Longest extension name: it is a label value (the API itself allows 253 characters)."""
+KUBERNETES_VERSION_TTL = 300.0
+"""Seconds the cluster's Kubernetes version is reused: a cluster upgrade shows within that."""
 _log = structlog.get_logger("olm.operator_controller.clusterextension")
 
 
@@ -95,6 +99,13 @@ class Pipeline:
             client=context.client,
             certificates=CertManagerProvider(),
         )
+        self._kubernetes_version: tuple[float, semver.Version | None] | None = None
+
+    async def _cluster_version(self) -> semver.Version | None:
+        now = time.monotonic()
+        if self._kubernetes_version is None or now - self._kubernetes_version[0] > KUBERNETES_VERSION_TTL:
+            self._kubernetes_version = (now, await plan.kubernetes_version(self.client))
+        return self._kubernetes_version[1]
 
     def _fail(self, state: State, reason: str, message: str, *, retry: bool = True) -> Next:
         state.failure = Failure(reason=reason, message=message)
@@ -187,7 +198,7 @@ class Pipeline:
                 _log.info("no catalog available; reconciling the installed bundle", skipped=gathered.skipped)
                 state.bundle = _again(installed_bundle)
                 return CONTINUE
-            choice = plan.choose(request, gathered)
+            choice = plan.choose(request, gathered, cluster=await self._cluster_version())
         except plan.Refused as refused:
             # A resolution failure says catalog by catalog why nothing was found, and what to change.
             return self._refused(state, refused)

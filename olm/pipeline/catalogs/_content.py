@@ -39,11 +39,22 @@ def wanted(obj: dict[str, object], package: str) -> bool:
     return obj.get("package") == package
 
 
+CSV_METADATA = "olm.csv.metadata"
+"""Kept, when its type is wanted, with only the field a reader uses: `minKubeVersion`."""
+
+
 def _only(properties: object, types: frozenset[str]) -> object:
     """The properties of `types`; anything but a list is left for validation to report."""
     if not isinstance(properties, list):
         return properties
-    return [p for p in properties if not isinstance(p, dict) or p.get("type") in types]
+    return [_slim(p) for p in properties if not isinstance(p, dict) or p.get("type") in types]
+
+
+def _slim(prop: object) -> object:
+    if isinstance(prop, dict) and prop.get("type") == CSV_METADATA and isinstance(prop.get("value"), dict):
+        minimum = prop["value"].get("minKubeVersion")
+        return {"type": CSV_METADATA, "value": {"minKubeVersion": minimum} if minimum else {}}
+    return prop
 
 
 def parse_lines(

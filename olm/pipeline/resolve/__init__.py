@@ -15,6 +15,9 @@ non-deprecated one exists and the highest `spec.priority` wins; a tie is an erro
 bundle must not declare dependencies (`olm.package.required`, `olm.gvk.required`,
 `olm.constraint`).
 
+`resolve(..., cluster=...)` also drops the bundles the cluster's Kubernetes version cannot run
+(`unsupported`: the CSV's `minKubeVersion`, an `olm.kubeVersion` range), never the installed one.
+
 `newest_update` finds the newest bundle the installed one can reach (and the path there), and
 `acceptance` turns `spec.upgrade` (its automatic policy and approved version) into the `accept`
 filter `resolve` narrows its candidates with.
@@ -38,6 +41,7 @@ from olm.pipeline.resolve._errors import (
     ResolutionError,
     UnsupportedDependency,
 )
+from olm.pipeline.resolve._kube import cluster_version, unsupported
 from olm.pipeline.resolve._resolver import (
     BUNDLE_PROPERTIES,
     UNSUPPORTED_DEPENDENCY_PROPERTIES,
@@ -71,8 +75,10 @@ __all__ = [
     "acceptance",
     "advice_in",
     "allowed_by_policy",
+    "cluster_version",
     "newest_update",
     "reachable",
     "resolve",
     "successor_edge",
+    "unsupported",
 ]

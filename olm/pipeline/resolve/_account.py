@@ -26,6 +26,7 @@ class Advice(enum.StrEnum):
 
     SUCCESSOR = "request a successor version, or set upgradeConstraintPolicy: SelfCertified to skip the graph"
     UPGRADE = "approve a version with spec.upgrade.approvedVersion, or widen spec.upgrade.automatic"
+    CLUSTER = "upgrade the cluster, or set spec.source.catalog.version to a version this cluster runs"
     VERSION = "change spec.source.catalog.version to include an available version"
     CHANNEL = "change spec.source.catalog.channels to channels the package has"
     SKIPPED = "see why the skipped catalogs give no content (olmctl catalog list)"

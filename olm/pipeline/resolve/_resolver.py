@@ -18,6 +18,7 @@ from olm.pipeline.resolve._errors import (
     UnsupportedDependency,
     describe,
 )
+from olm.pipeline.resolve._kube import CSV_METADATA, KUBE_VERSION, unsupported
 
 __all__ = [
     "UNSUPPORTED_DEPENDENCY_PROPERTIES",
@@ -32,10 +33,11 @@ __all__ = [
 UNSUPPORTED_DEPENDENCY_PROPERTIES = ("olm.package.required", "olm.gvk.required", "olm.constraint")
 """Bundle properties declaring dependencies; a bundle carrying one is refused."""
 
-BUNDLE_PROPERTIES = frozenset(("olm.package", *UNSUPPORTED_DEPENDENCY_PROPERTIES))
-"""Every bundle property type `resolve` reads (`olm.package` for `fbc.Bundle.version`, and the
-dependencies it refuses): a catalog client feeding it may drop the rest
-(`catalogs.ClientOptions.bundle_properties`)."""
+BUNDLE_PROPERTIES = frozenset(("olm.package", CSV_METADATA, KUBE_VERSION, *UNSUPPORTED_DEPENDENCY_PROPERTIES))
+"""Every bundle property type `resolve` reads (`olm.package` for `fbc.Bundle.version`, the
+Kubernetes versions a bundle runs on, and the dependencies it refuses): a catalog client feeding it
+may drop the rest (`catalogs.ClientOptions.bundle_properties`; of `olm.csv.metadata` it keeps only
+`minKubeVersion`)."""
 
 MAX_CHANNELS_NAMED = 5
 """Channels of a catalog named when none of the requested ones holds a bundle."""
@@ -103,6 +105,7 @@ def resolve(
     skipped: Sequence[Skipped] = (),
     not_selected: Sequence[str] = (),
     accept: Callable[[semver.Version], bool] | None = None,
+    cluster: semver.Version | None = None,
 ) -> Resolution:
     """Choose the bundle to install for `source` (selector already applied: `catalogs` are the
     selected, serving ones) given what is `installed`.
@@ -117,8 +120,9 @@ def resolve(
     the message says, catalog by catalog, why (`_account`). Because successor filtering never
     depends on which catalogs are present, a missing catalog can make resolution fail but never
     choose a non-successor. `accept` (with something installed) narrows the candidates further to
-    the versions it accepts and the installed one: `spec.upgrade`'s policy and approval. Raises a
-    `ResolutionError` subclass.
+    the versions it accepts and the installed one: `spec.upgrade`'s policy and approval. `cluster`
+    (the cluster's Kubernetes version) drops the bundles that cannot run on it (`_kube`), except
+    the installed version: what runs is never taken away. Raises a `ResolutionError` subclass.
     """
     package = source.package_name
     channels = source.channels
@@ -138,6 +142,7 @@ def resolve(
             installed=installed if follow_edges else None,
             installed_version=installed_version,
             accept=accept if installed_version is not None else None,
+            cluster=cluster,
         )
         if isinstance(best, Miss):
             misses.append(best)
@@ -202,9 +207,10 @@ def _best_in(
     installed: Installed | None,
     installed_version: semver.Version | None,
     accept: Callable[[semver.Version], bool] | None = None,
+    cluster: semver.Version | None = None,
 ) -> _Candidate | Miss:
     """The catalog's best candidate, or why it has none: the first filter that left nothing, in
-    the order package, channels, version range, upgrade edges."""
+    the order package, channels, version range, upgrade edges, `spec.upgrade`, cluster version."""
     content = catalog.content
     if content.empty:
         return Miss(catalog=catalog.name, why="package absent", advice=Advice.PACKAGE)
@@ -248,6 +254,12 @@ def _best_in(
         if not accepted:
             return Miss(catalog=catalog.name, why="no version spec.upgrade allows", advice=Advice.UPGRADE)
         in_range = accepted
+    if cluster is not None:
+        runnable = [(b, v) for b, v in in_range if v == installed_version or unsupported(b, cluster) is None]
+        if not runnable:
+            newest = max(in_range, key=lambda found: found[1])[0]
+            return Miss(catalog=catalog.name, why=str(unsupported(newest, cluster)), advice=Advice.CLUSTER)
+        in_range = runnable
     deprecated_bundles = _deprecated_bundles(content.deprecations)
     found = [_Candidate(catalog, b, v, b.name in deprecated_bundles) for b, v in in_range]
     return min(found, key=lambda c: (c.deprecated, _Descending(c.version), c.bundle.name))

@@ -26,10 +26,12 @@ def test_exported_names() -> None:
             "acceptance",
             "advice_in",
             "allowed_by_policy",
+            "cluster_version",
             "newest_update",
             "reachable",
             "resolve",
             "successor_edge",
+            "unsupported",
         ]
     )
     for name in resolve.__all__:
