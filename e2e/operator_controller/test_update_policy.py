@@ -8,6 +8,7 @@ every test minute (a second).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,13 @@ from e2e.operator_controller.conftest import (
     wait_installed,
     wait_revisions,
 )
+from e2e.operator_controller.test_crash_safety import crash_after_secrets, owned
 from e2e.operator_controller.test_removal import kind_of, revision_objects
 from olm.api import conditions as api
+from olm.api import names
 from olm.cli.commands import EXIT_OK
 from olm_runtime import conditions
+from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
 from olm_testkit.images import realdata
 from olm_testkit.names import unique
@@ -235,3 +239,61 @@ async def test_an_approval_that_cannot_be_reached_or_goes_away_changes_nothing(
     assert conditions.of(found, api.TYPE_UPDATE_AVAILABLE)["reason"] == api.REASON_UP_TO_DATE
     assert await installed_state(extensions, name) == before
     assert len(await list_revisions(extensions.kube, name)) == 1
+
+
+async def test_an_approval_survives_a_crash_between_its_secrets_and_its_revision(
+    namespace: str,
+    installer: Installer,
+    extensions: Extensions,
+    custom_catalogs: CustomCatalogs,
+    *,
+    operator_controller: OperatorControllerProcess,
+    control_plane: ControlPlane,
+    tmp_path: Path,
+) -> None:
+    """operator-controller killed after the approved version's Secrets and before its revision:
+    nothing of it is applied, the installed revision does not move, and the next process rolls
+    the approved version out once, from the same Secrets."""
+    repository = custom_catalogs.repository()
+    published = await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="crash")
+    served = await custom_catalogs.serve(published, poll_interval_minutes=1)
+    account = await installer(namespace)
+    name = unique("approved-crash")
+    await extensions.create(
+        name,
+        PACKAGE,
+        namespace,
+        account,
+        selector={"matchLabels": served.label},
+        config={"watchNamespace": namespace},
+        upgrade={"automatic": "None"},
+    )
+    await wait_installed(extensions, name, "1.0.0")
+    await custom_catalogs.publish((_package("1.0.0", "1.0.1"),), repository=repository, tag="crash")
+    await wait_update(extensions, name, available="1.0.1", held=("1.0.1", api.REASON_APPROVAL_REQUIRED))
+    before = await installed_state(extensions, name)
+    try:
+        assert operator_controller.stop() == 0, operator_controller.log_tail()
+        approve = functools.partial(extensions.patch_spec, name, {"upgrade": {"approvedVersion": "1.0.1"}})
+        await crash_after_secrets(control_plane, tmp_path / "crashing", approve)
+        revisions, secrets = await owned(extensions.kube, name)
+        assert [r["metadata"]["name"] for r in revisions] == [f"{name}-1"]
+        orphans = [s for s in secrets if s["metadata"]["labels"][names.REVISION_NAME_LABEL] == f"{name}-2"]
+        assert orphans, "the crash came after the approved revision's Secrets: some must exist"
+        assert await installed_state(extensions, name) == before
+
+        operator_controller.start()
+        await operator_controller.wait_ready()
+        await wait_installed(extensions, name, "1.0.1", timeout=180)
+        revisions = await wait_revisions(extensions, name, {f"{name}-1": "Archived", f"{name}-2": "Active"})
+        _, secrets = await owned(extensions.kube, name)
+        second = revisions[-1]["metadata"]
+        for secret in (
+            s for s in secrets if s["metadata"]["labels"][names.REVISION_NAME_LABEL] == f"{name}-2"
+        ):
+            owners = [(o["name"], o["uid"]) for o in secret["metadata"].get("ownerReferences") or []]
+            assert owners == [(second["name"], second["uid"])], secret["metadata"]
+    finally:
+        if operator_controller.process is None:
+            operator_controller.start()
+            await operator_controller.wait_ready()
