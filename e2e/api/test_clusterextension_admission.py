@@ -128,7 +128,17 @@ CASES = [
         (("spec.config", {"configType": "Helm", "inline": {"a": 1}}),), UNSUPPORTED, id="config-type-unknown"
     ),
     pytest.param(
-        (("spec.upgrade", {"automatic": "Patch", "approvedVersion": "1.2.3", "permissionGrowth": "Allow"}),),
+        (
+            (
+                "spec.upgrade",
+                {
+                    "automatic": "Patch",
+                    "approvedVersion": "1.2.3",
+                    "permissionGrowth": "Allow",
+                    "rollbackTo": "1.0.0",
+                },
+            ),
+        ),
         None,
         id="upgrade-all-fields",
     ),
@@ -142,6 +152,11 @@ CASES = [
     ),
     pytest.param(
         (("spec.upgrade", {"permissionGrowth": "Deny"}),), UNSUPPORTED, id="upgrade-permission-growth-unknown"
+    ),
+    pytest.param(
+        (("spec.upgrade", {"rollbackTo": "previous"}),),
+        "rollbackTo must be a semantic version such as 1.2.3",
+        id="upgrade-rollback-not-semver",
     ),
     pytest.param((("spec.progressDeadlineMinutes", 10),), None, id="deadline-10"),
     pytest.param((("spec.progressDeadlineMinutes", 720),), None, id="deadline-720"),

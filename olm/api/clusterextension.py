@@ -210,6 +210,19 @@ class ClusterExtensionUpgrade(Model):
     not: `Hold` (the default) keeps it until `approvedVersion` names it, with the added rules in
     `status.update.held.addedPermissions`; `Allow` applies it as any other update. A first install
     is never held."""
+    rollback_to: (
+        Annotated[
+            str,
+            Field(max_length=256),
+            rules.matches(rules.SEMVER, "rollbackTo must be a semantic version such as 1.2.3"),
+        ]
+        | None
+    ) = None
+    """While set, the extension is kept at the content of the newest revision of it that installed
+    this version, restored from that revision's ClusterObjectSet (no catalog is read and no image
+    pulled); catalogs and `approvedVersion` are not consulted. The restored CRDs pass the CRD
+    upgrade safety check against the cluster's, so a rollback that would lose stored data is
+    refused. Remove the field to resume updates."""
 
 
 class ClusterExtensionSpec(Model):

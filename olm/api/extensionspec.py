@@ -144,6 +144,9 @@ class UpgradeSpec:
     approved_version: str | None = None
     """`approvedVersion`: the one version an administrator approved, whatever `automatic` says."""
     permission_growth: PermissionGrowth = PermissionGrowth.HOLD
+    rollback_to: str | None = None
+    """`rollbackTo`: keep the extension at the content of the newest revision that installed this
+    version, restored from that revision."""
 
     @classmethod
     def parse(cls, data: Mapping[str, Any], where: str = "spec.upgrade") -> UpgradeSpec:
@@ -152,6 +155,7 @@ class UpgradeSpec:
             automatic=_enum(data, "automatic", AutomaticUpdates, AutomaticUpdates.ANY, where),
             approved_version=_optional(data, "approvedVersion", str, where) or None,
             permission_growth=_enum(data, "permissionGrowth", PermissionGrowth, PermissionGrowth.HOLD, where),
+            rollback_to=_optional(data, "rollbackTo", str, where) or None,
         )
 
 

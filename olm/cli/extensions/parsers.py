@@ -1,5 +1,5 @@
-"""The command line of `olmctl install|upgrade|list|uninstall` (the functions: `install`, `upgrade`,
-`listing`, `uninstall`), and the flags `olmctl rbac` shares with `install`."""
+"""The command line of `olmctl install|upgrade|rollback|list|uninstall` (the functions: `install`,
+`upgrade`, `rollback`, `listing`, `uninstall`), and the flags `olmctl rbac` shares with `install`."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ COMMANDS: Table = {
     "upgrade": Handler("olm.cli.extensions.upgrade", "upgrade"),
     "list": Handler("olm.cli.extensions.listing", "list_extensions"),
     "uninstall": Handler("olm.cli.extensions.uninstall", "uninstall"),
+    "rollback": Handler("olm.cli.extensions.rollback", "rollback"),
 }
 
 DEFAULT_TIMEOUT = 300
@@ -152,6 +153,27 @@ def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
     _timeout_flag(upgrade_parser)
     add_pull_flags(upgrade_parser)
     output_flag(upgrade_parser)
+
+    rollback_parser = command_parser(
+        top,
+        "rollback",
+        "return a ClusterExtension to an earlier version's content (spec.upgrade.rollbackTo)",
+        "olmctl rollback kube-green\n  olmctl rollback kube-green --to 0.7.0\n"
+        "  olmctl rollback kube-green --clear",
+        command="rollback",
+    )
+    rollback_parser.add_argument("name", metavar="NAME")
+    rollback_parser.add_argument(
+        "--to", metavar="VERSION", help="the version (default: the one installed before the current one)"
+    )
+    rollback_parser.add_argument(
+        "--clear", action="store_true", help="remove spec.upgrade.rollbackTo: updates resume"
+    )
+    rollback_parser.add_argument(
+        "--dry-run", action="store_true", help="say what would be set; change nothing"
+    )
+    _timeout_flag(rollback_parser)
+    output_flag(rollback_parser)
 
     listing = command_parser(
         top,

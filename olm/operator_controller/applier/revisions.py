@@ -37,8 +37,8 @@ __all__ = [
     "content_digest",
     "create_revision",
     "delete_secrets",
-    "phase_objects",
     "prune_archived",
+    "revision_objects",
     "sweep",
 ]
 
@@ -50,13 +50,16 @@ def content_digest(packed: PackedRevision, progress_deadline_minutes: int | None
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-async def phase_objects(client: Client, cos: Mapping[str, Any], phase: str) -> list[dict[str, Any]]:
-    """The objects of one phase of a revision, read back from the Secrets `pack` wrote (inline
-    objects as they are). Raises `errors.NotFound` when a Secret is gone."""
+async def revision_objects(
+    client: Client, cos: Mapping[str, Any], phase: str | None = None
+) -> list[dict[str, Any]]:
+    """The objects of a revision (of one `phase`, or all in rollout order), read back from the
+    Secrets `pack` wrote (inline objects as they are). Raises `errors.NotFound` when a Secret is
+    gone."""
     secrets: dict[tuple[str, str], Mapping[str, Any]] = {}
     objects: list[dict[str, Any]] = []
     for entry in (cos.get("spec") or {}).get("phases") or ():
-        if entry.get("name") != phase:
+        if phase is not None and entry.get("name") != phase:
             continue
         for item in entry.get("objects") or ():
             if item.get("object") is not None:

@@ -71,6 +71,20 @@ class Reconciler:
                 pipeline.apply,
             ),
         )
+        # `spec.upgrade.rollbackTo`: content restored from a revision instead of a catalog's.
+        self.restore_steps = Steps[State](
+            CONTROLLER_NAME,
+            (
+                pipeline.check_name,
+                pipeline.read_revisions,
+                pipeline.check_service_account,
+                pipeline.restore,
+                pipeline.pack,
+                pipeline.preflight,
+                pipeline.check_permissions,
+                pipeline.apply,
+            ),
+        )
 
     async def reconcile(self, request: controller.Request) -> controller.Result:
         context = self.context
@@ -87,7 +101,8 @@ class Reconciler:
             return await self.removal.finalize(extension)
         extension = await removal.ensure_finalizers(context.client, extension)
         state = State(extension=extension, spec=ExtensionSpec.of(extension))
-        ran = await self.steps.run(state, key=request.name)
+        steps = self.restore_steps if state.spec.upgrade.rollback_to is not None else self.steps
+        ran = await steps.run(state, key=request.name)
         metrics.observe_resolution(ran)
         before = (extension.get("status") or {}).get("conditions") or []
         with tracing.span(f"{CONTROLLER_NAME}/status"):

@@ -78,6 +78,13 @@ def _again(installed: BundleRef) -> ResolvedBundle:
     )
 
 
+def _same_version(text: str, wanted: semver.Version) -> bool:
+    try:
+        return semver.parse_version(text) == wanted
+    except semver.VersionError:
+        return False
+
+
 def _for_bundle(state: State, message: str) -> str:
     assert state.bundle is not None
     return plan.for_bundle(state.bundle, message)
@@ -222,6 +229,41 @@ class Pipeline:
             )
         return CONTINUE
 
+    async def restore(self, state: State) -> Next:
+        """`spec.upgrade.rollbackTo`: the objects of the newest revision that installed that version,
+        read back from its ClusterObjectSet, become the content to roll out (then `pack` and the
+        preflights as for any content: the CRD check compares the restored CRDs with the cluster's,
+        which is the upgrade-safety check in reverse). No catalog is read and nothing is pulled."""
+        version = state.spec.upgrade.rollback_to
+        assert version is not None  # the reconciler runs this step only then
+        wanted = semver.parse_version(version)
+        done = [
+            r
+            for r in state.states.all
+            if r.succeeded and r.bundle is not None and _same_version(r.bundle.version, wanted)
+        ]
+        if not done:
+            kept = sorted(
+                {r.bundle.version for r in state.states.all if r.succeeded and r.bundle is not None}
+            )
+            message = (
+                f"spec.upgrade.rollbackTo {version}: no revision of this extension installed that version "
+                f"(revisions kept: {', '.join(kept) or 'none'}); set it to one of those, or remove it"
+            )
+            return self._fail(state, api.REASON_BLOCKED, message, retry=False)
+        source = done[-1]
+        assert source.bundle is not None
+        try:
+            state.objects = await revisions.revision_objects(self.client, source.object)
+        except errors.NotFound as err:
+            message = (
+                f"spec.upgrade.rollbackTo {version}: the content of revision {source.name} is gone: {err}"
+            )
+            return self._fail(state, api.REASON_BLOCKED, message, retry=False)
+        state.bundle = _again(source.bundle)
+        state.image = source.bundle.image
+        return CONTINUE
+
     async def reuse_revision(self, state: State) -> Next:
         """End a steady reconcile before the bundle is even read: when the render inputs are those
         the newest active revision's content was computed from (`memo`), only its bundle
@@ -278,7 +320,7 @@ class Pipeline:
         ):
             return CONTINUE
         try:
-            installed_roles = await revisions.phase_objects(self.client, installed.object, "roles")
+            installed_roles = await revisions.revision_objects(self.client, installed.object, "roles")
         except errors.NotFound as err:
             message = f"cannot read the roles of the installed revision {installed.name}: {err}"
             return self._fail(state, api.REASON_RETRYING, message)
@@ -408,6 +450,8 @@ class Pipeline:
         state.states = RevisionStates(all=(*state.states.all, Revision.of(created)))
         installed = state.states.installed
         verb = "upgrading" if installed is not None else "installing"
+        if state.spec.upgrade.rollback_to is not None:
+            verb = "rolling back to"
         self.recorder.event(
             extension,
             events.NORMAL,
