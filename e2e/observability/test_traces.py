@@ -40,6 +40,7 @@ INSTALL_STEPS = (
     "reuse_revision",
     "unpack",
     "render",
+    "check_permission_growth",
     "pack",
     "preflight",
     "check_permissions",

@@ -321,6 +321,31 @@ def crd_version_annotation(version: str) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+def cat_facts_chain(
+    package: str,
+    *versions: str,
+    edit_crd: Callable[[str], Callable[[dict[str, Any]], None]] = crd_version_annotation,
+    properties: dict[str, tuple[dict[str, Any], ...]] | None = None,
+) -> realdata.CustomPackage:
+    """The real cat-facts-operator 1.0.0 bundle published as each of `versions` of `package`, each
+    replacing the one before; `edit_crd(version)` edits that version's CRD and `properties[version]`
+    are more properties of its catalog entry."""
+    source = realdata.real_bundle("cat-facts-operator", "1.0.0")
+    return realdata.CustomPackage(
+        name=package,
+        bundles=tuple(
+            realdata.CustomBundle(
+                version=version,
+                source=source,
+                replaces=f"{package}.v{versions[index - 1]}" if index else None,
+                edit_crd=edit_crd(version),
+                properties=(properties or {}).get(version, ()),
+            )
+            for index, version in enumerate(versions)
+        ),
+    )
+
+
 @dataclass
 class CustomCatalogs:
     """Publishes custom catalogs (`realdata.publish_custom_catalog`) in repositories of their own

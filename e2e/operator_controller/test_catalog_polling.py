@@ -6,7 +6,7 @@ from __future__ import annotations
 from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
-    crd_version_annotation,
+    cat_facts_chain,
     wait_event,
     wait_installed,
     wait_revisions,
@@ -19,28 +19,15 @@ from olm_testkit.plugin import Installer
 PACKAGE = "catfacts-polled"
 
 
-def _package(*versions: str) -> realdata.CustomPackage:
-    """The real cat-facts-operator 1.0.0 bundle as each of `versions`, each replacing the one before."""
-    source = realdata.real_bundle("cat-facts-operator", "1.0.0")
-    return realdata.CustomPackage(
-        name=PACKAGE,
-        bundles=tuple(
-            realdata.CustomBundle(
-                version=version,
-                source=source,
-                replaces=f"{PACKAGE}.v{versions[index - 1]}" if index else None,
-                edit_crd=crd_version_annotation(version),
-            )
-            for index, version in enumerate(versions)
-        ),
-    )
+def _chain(*versions: str) -> realdata.CustomPackage:
+    return cat_facts_chain(PACKAGE, *versions)
 
 
 async def test_polled_catalog_update_upgrades_an_unpinned_extension(
     namespace: str, installer: Installer, extensions: Extensions, custom_catalogs: CustomCatalogs
 ) -> None:
     repository = custom_catalogs.repository()
-    first = await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="polled")
+    first = await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="polled")
     served = await custom_catalogs.serve(first, poll_interval_minutes=1)
     catalog = await extensions.kube.get(CLUSTER_CATALOG, served.name)
     assert catalog["status"]["resolvedSource"]["image"]["ref"] == first.digest_ref
@@ -59,7 +46,7 @@ async def test_polled_catalog_update_upgrades_an_unpinned_extension(
     assert found["status"]["install"]["bundle"] == {"name": f"{PACKAGE}.v1.0.0", "version": "1.0.0"}
 
     # The same tag now holds 2.0.0, which replaces 1.0.0: nothing but polling tells anyone.
-    second = await custom_catalogs.publish((_package("1.0.0", "2.0.0"),), repository=repository, tag="polled")
+    second = await custom_catalogs.publish((_chain("1.0.0", "2.0.0"),), repository=repository, tag="polled")
     assert second.ref == first.ref
     assert second.digest_ref != first.digest_ref
     found = await wait_installed(extensions, name, "2.0.0", timeout=120)

@@ -15,7 +15,7 @@ from typing import Any
 from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
-    crd_version_annotation,
+    cat_facts_chain,
     wait_event,
     wait_installed,
 )
@@ -23,28 +23,10 @@ from e2e.operator_controller.test_update_policy import installed_state, wait_upd
 from olm.api import conditions as api
 from olm.pipeline import plan, resolve
 from olm_runtime import conditions
-from olm_testkit.images import realdata
 from olm_testkit.names import unique
 from olm_testkit.plugin import Installer
 
 PACKAGE = "catfacts-kube"
-
-
-def _package(*versions: tuple[str, dict[str, Any] | None]) -> realdata.CustomPackage:
-    source = realdata.real_bundle("cat-facts-operator", "1.0.0")
-    return realdata.CustomPackage(
-        name=PACKAGE,
-        bundles=tuple(
-            realdata.CustomBundle(
-                version=version,
-                source=source,
-                replaces=f"{PACKAGE}.v{versions[index - 1][0]}" if index else None,
-                edit_crd=crd_version_annotation(version),
-                properties=(constraint,) if constraint else (),
-            )
-            for index, (version, constraint) in enumerate(versions)
-        ),
-    )
 
 
 async def test_the_cluster_version_decides_what_installs_and_what_waits(
@@ -56,7 +38,9 @@ async def test_the_cluster_version_decides_what_installs_and_what_waits(
     needs_newer = {"type": "olm.csv.metadata", "value": {"minKubeVersion": newer, "displayName": "Cat facts"}}
     repository = custom_catalogs.repository()
     published = await custom_catalogs.publish(
-        (_package(("1.0.0", None), ("1.0.1", needs_newer)),), repository=repository, tag="kube"
+        (cat_facts_chain(PACKAGE, "1.0.0", "1.0.1", properties={"1.0.1": (needs_newer,)}),),
+        repository=repository,
+        tag="kube",
     )
     served = await custom_catalogs.serve(published, poll_interval_minutes=1)
     account = await installer(namespace)
@@ -88,7 +72,11 @@ async def test_the_cluster_version_decides_what_installs_and_what_waits(
     # of its range would: reported, and nothing of the installed revision moves.
     before = await installed_state(extensions, name)
     only_older = {"type": "olm.kubeVersion", "value": f"<{cluster}"}
-    await custom_catalogs.publish((_package(("1.0.0", only_older)),), repository=repository, tag="kube")
+    await custom_catalogs.publish(
+        (cat_facts_chain(PACKAGE, "1.0.0", properties={"1.0.0": (only_older,)}),),
+        repository=repository,
+        tag="kube",
+    )
     stays = (
         f'installed bundle {PACKAGE} 1.0.0 needs Kubernetes "<{cluster}"; this cluster is {cluster}; '
         "it stays installed, nothing is removed"

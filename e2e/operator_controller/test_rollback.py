@@ -10,11 +10,13 @@ replacing the one before; 1.0.1 and 1.0.2 serve and store a `v1beta1` of the Cat
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
+    cat_facts_chain,
     crd_version_annotation,
     list_revisions,
     wait_event,
@@ -35,7 +37,7 @@ from olm_testkit.plugin import Installer
 PACKAGE = "catfacts-rollback"
 
 
-def _with_v1beta1(version: str) -> Any:
+def _with_v1beta1(version: str) -> Callable[[dict[str, Any]], None]:
     annotate = crd_version_annotation(version)
 
     def edit(crd: dict[str, Any]) -> None:
@@ -49,20 +51,12 @@ def _with_v1beta1(version: str) -> Any:
     return edit
 
 
+def _crd_edit(version: str) -> Callable[[dict[str, Any]], None]:
+    return crd_version_annotation(version) if version == "1.0.0" else _with_v1beta1(version)
+
+
 def _package(*versions: str) -> realdata.CustomPackage:
-    source = realdata.real_bundle("cat-facts-operator", "1.0.0")
-    return realdata.CustomPackage(
-        name=PACKAGE,
-        bundles=tuple(
-            realdata.CustomBundle(
-                version=version,
-                source=source,
-                replaces=f"{PACKAGE}.v{versions[index - 1]}" if index else None,
-                edit_crd=crd_version_annotation(version) if version == "1.0.0" else _with_v1beta1(version),
-            )
-            for index, version in enumerate(versions)
-        ),
-    )
+    return cat_facts_chain(PACKAGE, *versions, edit_crd=_crd_edit)
 
 
 def _by_identity(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
-    crd_version_annotation,
+    cat_facts_chain,
     list_revisions,
     wait_event,
     wait_installed,
@@ -38,20 +38,8 @@ from olm_testkit.processes import OperatorControllerProcess
 PACKAGE = "catfacts-gated"
 
 
-def _package(*versions: str) -> realdata.CustomPackage:
-    source = realdata.real_bundle("cat-facts-operator", "1.0.0")
-    return realdata.CustomPackage(
-        name=PACKAGE,
-        bundles=tuple(
-            realdata.CustomBundle(
-                version=version,
-                source=source,
-                replaces=f"{PACKAGE}.v{versions[index - 1]}" if index else None,
-                edit_crd=crd_version_annotation(version),
-            )
-            for index, version in enumerate(versions)
-        ),
-    )
+def _chain(*versions: str) -> realdata.CustomPackage:
+    return cat_facts_chain(PACKAGE, *versions)
 
 
 async def installed_state(extensions: Extensions, name: str) -> dict[str, str]:
@@ -105,7 +93,7 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     tmp_path: Path,
 ) -> None:
     repository = custom_catalogs.repository()
-    first = await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="gated")
+    first = await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="gated")
     served = await custom_catalogs.serve(first, poll_interval_minutes=1)
     account = await installer(namespace)
     name = unique("gated")
@@ -124,7 +112,7 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     before = await installed_state(extensions, name)
 
     # The tag now holds 1.0.1 and 1.1.0: found within a poll, held for approval.
-    await custom_catalogs.publish((_package("1.0.0", "1.0.1", "1.1.0"),), repository=repository, tag="gated")
+    await custom_catalogs.publish((_chain("1.0.0", "1.0.1", "1.1.0"),), repository=repository, tag="gated")
     found = await wait_update(extensions, name, available="1.1.0", held=("1.0.1", "ApprovalRequired"))
     assert found["status"]["update"]["available"]["path"] == [f"{PACKAGE}.v1.0.1", f"{PACKAGE}.v1.1.0"]
     assert conditions.of(found, api.TYPE_UPDATE_HELD)["message"] == (
@@ -163,7 +151,7 @@ async def test_the_policy_applies_patches_and_holds_the_rest(
     namespace: str, installer: Installer, extensions: Extensions, custom_catalogs: CustomCatalogs
 ) -> None:
     repository = custom_catalogs.repository()
-    first = await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="patches")
+    first = await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="patches")
     served = await custom_catalogs.serve(first, poll_interval_minutes=1)
     account = await installer(namespace)
     name = unique("patches")
@@ -177,9 +165,7 @@ async def test_the_policy_applies_patches_and_holds_the_rest(
         upgrade={"automatic": "Patch"},
     )
     await wait_installed(extensions, name, "1.0.0")
-    await custom_catalogs.publish(
-        (_package("1.0.0", "1.0.1", "1.1.0"),), repository=repository, tag="patches"
-    )
+    await custom_catalogs.publish((_chain("1.0.0", "1.0.1", "1.1.0"),), repository=repository, tag="patches")
     await wait_installed(extensions, name, "1.0.1")
     found = await wait_update(extensions, name, available="1.1.0", held=("1.1.0", "OutsidePolicy"))
     assert (
@@ -198,7 +184,7 @@ async def test_an_approval_that_cannot_be_reached_or_goes_away_changes_nothing(
 ) -> None:
     repository = custom_catalogs.repository()
     published = await custom_catalogs.publish(
-        (_package("1.0.0", "1.0.1"),), repository=repository, tag="unreachable"
+        (_chain("1.0.0", "1.0.1"),), repository=repository, tag="unreachable"
     )
     served = await custom_catalogs.serve(published, poll_interval_minutes=1)
     account = await installer(namespace)
@@ -234,7 +220,7 @@ async def test_an_approval_that_cannot_be_reached_or_goes_away_changes_nothing(
     # The proposal waiting for approval leaves the catalog: nothing is available, nothing held.
     await extensions.patch_spec(name, {"upgrade": {"approvedVersion": None}})
     await wait_update(extensions, name, available="1.0.1", held=("1.0.1", "ApprovalRequired"))
-    await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="unreachable")
+    await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="unreachable")
     found = await wait_update(extensions, name, available=None, held=None)
     assert conditions.of(found, api.TYPE_UPDATE_AVAILABLE)["reason"] == api.REASON_UP_TO_DATE
     assert await installed_state(extensions, name) == before
@@ -255,7 +241,7 @@ async def test_an_approval_survives_a_crash_between_its_secrets_and_its_revision
     nothing of it is applied, the installed revision does not move, and the next process rolls
     the approved version out once, from the same Secrets."""
     repository = custom_catalogs.repository()
-    published = await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="crash")
+    published = await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="crash")
     served = await custom_catalogs.serve(published, poll_interval_minutes=1)
     account = await installer(namespace)
     name = unique("approved-crash")
@@ -269,7 +255,7 @@ async def test_an_approval_survives_a_crash_between_its_secrets_and_its_revision
         upgrade={"automatic": "None"},
     )
     await wait_installed(extensions, name, "1.0.0")
-    await custom_catalogs.publish((_package("1.0.0", "1.0.1"),), repository=repository, tag="crash")
+    await custom_catalogs.publish((_chain("1.0.0", "1.0.1"),), repository=repository, tag="crash")
     await wait_update(extensions, name, available="1.0.1", held=("1.0.1", api.REASON_APPROVAL_REQUIRED))
     before = await installed_state(extensions, name)
     try:
