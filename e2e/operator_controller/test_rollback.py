@@ -89,7 +89,7 @@ async def test_rollback_restores_a_revision_and_refuses_to_lose_stored_data(
     await wait_revisions(extensions, name, {f"{name}-1": "Archived", f"{name}-2": "Active"})
 
     # Back to 1.0.0 would drop v1beta1, which the cluster now stores: refused, nothing changes.
-    before = await installed_state(extensions, name)
+    before = await installed_state(extensions, name, archived=False)
     await extensions.patch_spec(name, {"upgrade": {"rollbackTo": "1.0.0"}})
     await extensions.wait_condition(
         name,
@@ -98,7 +98,7 @@ async def test_rollback_restores_a_revision_and_refuses_to_lose_stored_data(
         reason=api.REASON_RETRYING,
         message_contains="stored versions removed",
     )
-    assert await installed_state(extensions, name) == before
+    assert await installed_state(extensions, name, archived=False) == before
     assert [r["metadata"]["name"] for r in await list_revisions(extensions.kube, name)] == [
         f"{name}-1",
         f"{name}-2",
