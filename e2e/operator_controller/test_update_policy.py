@@ -42,14 +42,11 @@ def _chain(*versions: str) -> realdata.CustomPackage:
     return cat_facts_chain(PACKAGE, *versions)
 
 
-async def installed_state(extensions: Extensions, name: str, *, archived: bool = True) -> dict[str, str]:
+async def installed_state(extensions: Extensions, name: str) -> dict[str, str]:
     """Every revision of `name` and every object they manage, by identity, with its resourceVersion:
-    what must not move while an update waits for approval. `archived=False` leaves out archived
-    revisions, whose status the ClusterObjectSet controller may still be writing after the archive."""
+    what must not move while an update waits for approval."""
     found: dict[str, str] = {}
     for cos in await list_revisions(extensions.kube, name):
-        if not archived and cos["spec"].get("lifecycleState") == "Archived":
-            continue
         found[f"ClusterObjectSet {cos['metadata']['name']}"] = cos["metadata"]["resourceVersion"]
         for obj in await revision_objects(extensions.kube, cos):
             metadata = obj["metadata"]
