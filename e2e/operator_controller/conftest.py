@@ -388,6 +388,32 @@ class CustomCatalogs:
         self.served.append(served.name)
         return served
 
+    async def polled(self, *packages: realdata.CustomPackage, tag: str) -> PolledCatalog:
+        """`packages` published under `tag` in a repository of their own, served by tag."""
+        repository = self.repository()
+        published = await self.publish(packages, repository=repository, tag=tag)
+        served = await self.serve(published, poll_interval_minutes=1)
+        return PolledCatalog(catalogs=self, repository=repository, tag=tag, served=served)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolledCatalog:
+    """A custom catalog served by tag, which catalogd polls every test minute: `publish` changes
+    what the tag holds."""
+
+    catalogs: CustomCatalogs
+    repository: str
+    tag: str
+    served: ServedCatalog
+
+    async def publish(self, *packages: realdata.CustomPackage) -> realdata.PublishedCatalog:
+        return await self.catalogs.publish(packages, repository=self.repository, tag=self.tag)
+
+    def fields(self, namespace: str) -> dict[str, Any]:
+        """`Extensions.create` fields for an extension from this catalog that watches its own
+        `namespace` (cat-facts-operator installs only so)."""
+        return {"selector": {"matchLabels": self.served.label}, "config": {"watchNamespace": namespace}}
+
 
 @pytest.fixture
 async def custom_catalogs(

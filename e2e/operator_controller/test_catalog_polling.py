@@ -26,32 +26,24 @@ def _chain(*versions: str) -> realdata.CustomPackage:
 async def test_polled_catalog_update_upgrades_an_unpinned_extension(
     namespace: str, installer: Installer, extensions: Extensions, custom_catalogs: CustomCatalogs
 ) -> None:
-    repository = custom_catalogs.repository()
-    first = await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="polled")
-    served = await custom_catalogs.serve(first, poll_interval_minutes=1)
-    catalog = await extensions.kube.get(CLUSTER_CATALOG, served.name)
+    polled = await custom_catalogs.polled(_chain("1.0.0"), tag="polled")
+    first = polled.served.published
+    catalog = await extensions.kube.get(CLUSTER_CATALOG, polled.served.name)
     assert catalog["status"]["resolvedSource"]["image"]["ref"] == first.digest_ref
 
     account = await installer(namespace)
     name = unique("polled")
-    await extensions.create(
-        name,
-        PACKAGE,
-        namespace,
-        account,
-        selector={"matchLabels": served.label},
-        config={"watchNamespace": namespace},
-    )
+    await extensions.create(name, PACKAGE, namespace, account, **polled.fields(namespace))
     found = await wait_installed(extensions, name, "1.0.0")
     assert found["status"]["install"]["bundle"] == {"name": f"{PACKAGE}.v1.0.0", "version": "1.0.0"}
 
     # The same tag now holds 2.0.0, which replaces 1.0.0: nothing but polling tells anyone.
-    second = await custom_catalogs.publish((_chain("1.0.0", "2.0.0"),), repository=repository, tag="polled")
+    second = await polled.publish(_chain("1.0.0", "2.0.0"))
     assert second.ref == first.ref
     assert second.digest_ref != first.digest_ref
     found = await wait_installed(extensions, name, "2.0.0", timeout=120)
     assert found["status"]["install"]["bundle"] == {"name": f"{PACKAGE}.v2.0.0", "version": "2.0.0"}
-    catalog = await extensions.kube.get(CLUSTER_CATALOG, served.name)
+    catalog = await extensions.kube.get(CLUSTER_CATALOG, polled.served.name)
     assert catalog["status"]["resolvedSource"]["image"]["ref"] == second.digest_ref
     await wait_revisions(extensions, name, {f"{name}-1": "Archived", f"{name}-2": "Active"})
     await wait_event(

@@ -10,8 +10,6 @@ API server's own `/version`, so the test does not depend on the control plane's 
 
 from __future__ import annotations
 
-from typing import Any
-
 from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
@@ -36,18 +34,11 @@ async def test_the_cluster_version_decides_what_installs_and_what_waits(
     assert cluster is not None
     newer = f"{cluster.major}.{cluster.minor + 1}.0"
     needs_newer = {"type": "olm.csv.metadata", "value": {"minKubeVersion": newer, "displayName": "Cat facts"}}
-    repository = custom_catalogs.repository()
-    published = await custom_catalogs.publish(
-        (cat_facts_chain(PACKAGE, "1.0.0", "1.0.1", properties={"1.0.1": (needs_newer,)}),),
-        repository=repository,
-        tag="kube",
+    catalog = await custom_catalogs.polled(
+        cat_facts_chain(PACKAGE, "1.0.0", "1.0.1", properties={"1.0.1": (needs_newer,)}), tag="kube"
     )
-    served = await custom_catalogs.serve(published, poll_interval_minutes=1)
     account = await installer(namespace)
-    common: dict[str, Any] = {
-        "selector": {"matchLabels": served.label},
-        "config": {"watchNamespace": namespace},
-    }
+    common = catalog.fields(namespace)
     why = f"{PACKAGE} 1.0.1 needs Kubernetes >= {newer}; this cluster is {cluster}"
 
     # Pinned to what the cluster cannot run: refused, saying why and what to do; nothing installed.
@@ -72,11 +63,7 @@ async def test_the_cluster_version_decides_what_installs_and_what_waits(
     # of its range would: reported, and nothing of the installed revision moves.
     before = await installed_state(extensions, name)
     only_older = {"type": "olm.kubeVersion", "value": f"<{cluster}"}
-    await custom_catalogs.publish(
-        (cat_facts_chain(PACKAGE, "1.0.0", properties={"1.0.0": (only_older,)}),),
-        repository=repository,
-        tag="kube",
-    )
+    await catalog.publish(cat_facts_chain(PACKAGE, "1.0.0", properties={"1.0.0": (only_older,)}))
     stays = (
         f'installed bundle {PACKAGE} 1.0.0 needs Kubernetes "<{cluster}"; this cluster is {cluster}; '
         "it stays installed, nothing is removed"

@@ -85,21 +85,12 @@ async def test_rollback_restores_a_revision_and_refuses_to_lose_stored_data(
     custom_catalogs: CustomCatalogs,
     olmctl: Olmctl,
 ) -> None:
-    repository = custom_catalogs.repository()
-    published = await custom_catalogs.publish((_package("1.0.0"),), repository=repository, tag="rollback")
-    served = await custom_catalogs.serve(published, poll_interval_minutes=1)
+    catalog = await custom_catalogs.polled(_package("1.0.0"), tag="rollback")
     account = await installer(namespace)
     name = unique("rollback")
-    await extensions.create(
-        name,
-        PACKAGE,
-        namespace,
-        account,
-        selector={"matchLabels": served.label},
-        config={"watchNamespace": namespace},
-    )
+    await extensions.create(name, PACKAGE, namespace, account, **catalog.fields(namespace))
     await wait_installed(extensions, name, "1.0.0")
-    await custom_catalogs.publish((_package("1.0.0", "1.0.1"),), repository=repository, tag="rollback")
+    await catalog.publish(_package("1.0.0", "1.0.1"))
     await wait_installed(extensions, name, "1.0.1")
     await wait_revisions(extensions, name, {f"{name}-1": "Archived", f"{name}-2": "Active"})
     await _archival_done(extensions, f"{name}-1")
@@ -130,11 +121,9 @@ async def test_rollback_restores_a_revision_and_refuses_to_lose_stored_data(
 
     # Forward to 1.0.2, then back to 1.0.1 with the catalog gone: revision 2's objects return.
     await extensions.patch_spec(name, {"upgrade": {"rollbackTo": None}})
-    await custom_catalogs.publish(
-        (_package("1.0.0", "1.0.1", "1.0.2"),), repository=repository, tag="rollback"
-    )
+    await catalog.publish(_package("1.0.0", "1.0.1", "1.0.2"))
     await wait_installed(extensions, name, "1.0.2")
-    await extensions.kube.delete(CLUSTER_CATALOG, served.name)
+    await extensions.kube.delete(CLUSTER_CATALOG, catalog.served.name)
     # olmctl writes the field; without --to, the version installed before this one.
     rolled = await olmctl("rollback", name)
     assert rolled.code == EXIT_OK, rolled.err

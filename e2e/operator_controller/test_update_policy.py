@@ -92,19 +92,11 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     registry: Registry,
     tmp_path: Path,
 ) -> None:
-    repository = custom_catalogs.repository()
-    first = await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="gated")
-    served = await custom_catalogs.serve(first, poll_interval_minutes=1)
+    catalog = await custom_catalogs.polled(_chain("1.0.0"), tag="gated")
     account = await installer(namespace)
     name = unique("gated")
     await extensions.create(
-        name,
-        PACKAGE,
-        namespace,
-        account,
-        selector={"matchLabels": served.label},
-        config={"watchNamespace": namespace},
-        upgrade={"automatic": "None"},
+        name, PACKAGE, namespace, account, upgrade={"automatic": "None"}, **catalog.fields(namespace)
     )
     found = await wait_installed(extensions, name, "1.0.0")
     assert conditions.of(found, api.TYPE_UPDATE_AVAILABLE)["reason"] == api.REASON_UP_TO_DATE
@@ -112,7 +104,7 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     before = await installed_state(extensions, name)
 
     # The tag now holds 1.0.1 and 1.1.0: found within a poll, held for approval.
-    await custom_catalogs.publish((_chain("1.0.0", "1.0.1", "1.1.0"),), repository=repository, tag="gated")
+    await catalog.publish(_chain("1.0.0", "1.0.1", "1.1.0"))
     found = await wait_update(extensions, name, available="1.1.0", held=("1.0.1", "ApprovalRequired"))
     assert found["status"]["update"]["available"]["path"] == [f"{PACKAGE}.v1.0.1", f"{PACKAGE}.v1.1.0"]
     assert conditions.of(found, api.TYPE_UPDATE_HELD)["message"] == (
@@ -150,22 +142,14 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
 async def test_the_policy_applies_patches_and_holds_the_rest(
     namespace: str, installer: Installer, extensions: Extensions, custom_catalogs: CustomCatalogs
 ) -> None:
-    repository = custom_catalogs.repository()
-    first = await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="patches")
-    served = await custom_catalogs.serve(first, poll_interval_minutes=1)
+    catalog = await custom_catalogs.polled(_chain("1.0.0"), tag="patches")
     account = await installer(namespace)
     name = unique("patches")
     await extensions.create(
-        name,
-        PACKAGE,
-        namespace,
-        account,
-        selector={"matchLabels": served.label},
-        config={"watchNamespace": namespace},
-        upgrade={"automatic": "Patch"},
+        name, PACKAGE, namespace, account, upgrade={"automatic": "Patch"}, **catalog.fields(namespace)
     )
     await wait_installed(extensions, name, "1.0.0")
-    await custom_catalogs.publish((_chain("1.0.0", "1.0.1", "1.1.0"),), repository=repository, tag="patches")
+    await catalog.publish(_chain("1.0.0", "1.0.1", "1.1.0"))
     await wait_installed(extensions, name, "1.0.1")
     found = await wait_update(extensions, name, available="1.1.0", held=("1.1.0", "OutsidePolicy"))
     assert (
@@ -182,22 +166,10 @@ async def test_the_policy_applies_patches_and_holds_the_rest(
 async def test_an_approval_that_cannot_be_reached_or_goes_away_changes_nothing(
     namespace: str, installer: Installer, extensions: Extensions, custom_catalogs: CustomCatalogs
 ) -> None:
-    repository = custom_catalogs.repository()
-    published = await custom_catalogs.publish(
-        (_chain("1.0.0", "1.0.1"),), repository=repository, tag="unreachable"
-    )
-    served = await custom_catalogs.serve(published, poll_interval_minutes=1)
+    catalog = await custom_catalogs.polled(_chain("1.0.0", "1.0.1"), tag="unreachable")
     account = await installer(namespace)
     name = unique("unreachable")
-    await extensions.create(
-        name,
-        PACKAGE,
-        namespace,
-        account,
-        version="1.0.0",
-        selector={"matchLabels": served.label},
-        config={"watchNamespace": namespace},
-    )
+    await extensions.create(name, PACKAGE, namespace, account, version="1.0.0", **catalog.fields(namespace))
     await wait_installed(extensions, name, "1.0.0")
     await extensions.patch_spec(
         name,
@@ -220,7 +192,7 @@ async def test_an_approval_that_cannot_be_reached_or_goes_away_changes_nothing(
     # The proposal waiting for approval leaves the catalog: nothing is available, nothing held.
     await extensions.patch_spec(name, {"upgrade": {"approvedVersion": None}})
     await wait_update(extensions, name, available="1.0.1", held=("1.0.1", "ApprovalRequired"))
-    await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="unreachable")
+    await catalog.publish(_chain("1.0.0"))
     found = await wait_update(extensions, name, available=None, held=None)
     assert conditions.of(found, api.TYPE_UPDATE_AVAILABLE)["reason"] == api.REASON_UP_TO_DATE
     assert await installed_state(extensions, name) == before
@@ -240,22 +212,14 @@ async def test_an_approval_survives_a_crash_between_its_secrets_and_its_revision
     """operator-controller killed after the approved version's Secrets and before its revision:
     nothing of it is applied, the installed revision does not move, and the next process rolls
     the approved version out once, from the same Secrets."""
-    repository = custom_catalogs.repository()
-    published = await custom_catalogs.publish((_chain("1.0.0"),), repository=repository, tag="crash")
-    served = await custom_catalogs.serve(published, poll_interval_minutes=1)
+    catalog = await custom_catalogs.polled(_chain("1.0.0"), tag="crash")
     account = await installer(namespace)
     name = unique("approved-crash")
     await extensions.create(
-        name,
-        PACKAGE,
-        namespace,
-        account,
-        selector={"matchLabels": served.label},
-        config={"watchNamespace": namespace},
-        upgrade={"automatic": "None"},
+        name, PACKAGE, namespace, account, upgrade={"automatic": "None"}, **catalog.fields(namespace)
     )
     await wait_installed(extensions, name, "1.0.0")
-    await custom_catalogs.publish((_chain("1.0.0", "1.0.1"),), repository=repository, tag="crash")
+    await catalog.publish(_chain("1.0.0", "1.0.1"))
     await wait_update(extensions, name, available="1.0.1", held=("1.0.1", api.REASON_APPROVAL_REQUIRED))
     before = await installed_state(extensions, name)
     try:
