@@ -9,7 +9,7 @@ from e2e.operator_controller.conftest import (
     CustomCatalogs,
     Extensions,
     ServedCatalog,
-    crd_version_annotation,
+    cat_facts_chain,
     list_revisions,
     wait_event,
     wait_installed,
@@ -18,7 +18,6 @@ from e2e.operator_controller.conftest import (
 from olm.api import names
 from olm_runtime.client import kinds
 from olm_runtime.testing.poll import eventually
-from olm_testkit.images import realdata
 from olm_testkit.names import unique
 from olm_testkit.plugin import Installer
 
@@ -32,18 +31,8 @@ async def test_seven_upgrades_keep_five_archived_revisions(
     # Eight versions of the real cat-facts-operator 1.0.0 bundle, each replacing the one before.
     # A new version alone need not change the rendered content, and no change means no revision:
     # each version's CRD carries its version in an annotation.
-    source = realdata.real_bundle("cat-facts-operator", "1.0.0")
     versions = [f"1.0.{patch}" for patch in range(8)]
-    bundles = tuple(
-        realdata.CustomBundle(
-            version=version,
-            source=source,
-            replaces=f"catfacts-chain.v{versions[index - 1]}" if index else None,
-            edit_crd=crd_version_annotation(version),
-        )
-        for index, version in enumerate(versions)
-    )
-    package = realdata.CustomPackage(name="catfacts-chain", bundles=bundles)
+    package = cat_facts_chain("catfacts-chain", *versions)
     published = await custom_catalogs.publish((package,), repository=custom_catalogs.repository())
     served = await custom_catalogs.serve(published)
 

@@ -78,6 +78,7 @@ __all__ = [
     "for_bundle",
     "gather",
     "grown",
+    "growth_gated",
     "install_mode",
     "kubernetes_version",
     "plan",
@@ -345,6 +346,21 @@ MESSAGE_LINES = 20
 """Added permissions a condition message names; the rest are in `status.update.held`."""
 
 
+def growth_gated(request: Request, bundle: ResolvedBundle) -> bool:
+    """Whether moving to `bundle` passes the permission-growth gate at all: only updates do, only
+    under `permissionGrowth: Hold`, and not when an `approvedVersion` at or beyond `bundle` approves
+    the growth of every step up to it."""
+    installed, upgrade = request.installed, request.spec.upgrade
+    if (
+        installed is None
+        or bundle.name == installed.name
+        or upgrade.permission_growth is PermissionGrowth.ALLOW
+    ):
+        return False
+    approved = upgrade.approved_version
+    return approved is None or semver.parse_version(approved) < semver.parse_version(bundle.version)
+
+
 def grown(
     request: Request,
     bundle: ResolvedBundle,
@@ -353,20 +369,11 @@ def grown(
 ) -> Held | None:
     """Stage 4b, the permission-growth gate (roadmap F14): whether the update to `bundle` (rendered
     as `objects`) is held because its Roles and ClusterRoles grant what those of the installed
-    revision (`installed_objects`) do not. Only updates are gated, and only under
-    `permissionGrowth: Hold`; an `approvedVersion` at or beyond `bundle` approves the growth of
-    every step up to it."""
-    installed, upgrade = request.installed, request.spec.upgrade
-    if (
-        installed is None
-        or bundle.name == installed.name
-        or upgrade.permission_growth is PermissionGrowth.ALLOW
-    ):
+    revision (`installed_objects`) do not (`growth_gated` says which updates are gated)."""
+    installed = request.installed
+    if installed is None or not growth_gated(request, bundle):
         return None
-    version = semver.parse_version(bundle.version)
-    if upgrade.approved_version is not None and version <= semver.parse_version(upgrade.approved_version):
-        return None
-    added = growth.lines(growth.added(growth.granted(objects), growth.granted(installed_objects)))
+    added = growth.added_permissions(objects, installed_objects)
     if not added:
         return None
     shown = "; ".join(added[:MESSAGE_LINES])

@@ -75,7 +75,7 @@ def test_exports() -> None:
         "error_message",
         "missing_permissions",
         "requirements",
-        "rule_requirements",
+        "role_requirements",
         "unresolved_kinds",
     ]
     assert preflight.MissingPermissionsError is MissingPermissionsError

@@ -66,11 +66,8 @@ async def rbac(session: Session, args: argparse.Namespace) -> int:
         rendered.append((plan.bundle.version, plan.objects))
     if args.diff:
         (old, old_objects), (new, new_objects) = rendered
-        added = growth.lines(growth.added(growth.granted(new_objects), growth.granted(old_objects)))
-        if args.output == "json":
-            session.out.write(render.dump({"from": old, "to": new, "addedPermissions": added}, "json"))
-        else:
-            session.out.write(yaml.dump({"from": old, "to": new, "addedPermissions": added}, sort_keys=False))
+        added = growth.added_permissions(new_objects, old_objects)
+        session.out.write(render.dump({"from": old, "to": new, "addedPermissions": added}, args.output))
         return 0
     manifests = installer_rbac(
         objects, extension_name=extension, namespace=args.namespace, service_account=args.service_account

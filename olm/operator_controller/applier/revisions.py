@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import gzip
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ import orjson
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.api.revisions import Revision, owner_selector
-from olm.operator_controller.applier.secrets import PackedRevision
+from olm.operator_controller.applier.secrets import PackedRevision, decode_object
 from olm_runtime import ownerrefs
 from olm_runtime.client import Client, PatchType, errors, kinds
 
@@ -51,11 +50,11 @@ def content_digest(packed: PackedRevision, progress_deadline_minutes: int | None
 
 
 async def revision_objects(
-    client: Client, cos: Mapping[str, Any], phase: str | None = None
+    client: Client, cos: Mapping[str, Any], phase: str | None = None, *, system_namespace: str
 ) -> list[dict[str, Any]]:
     """The objects of a revision (of one `phase`, or all in rollout order), read back from the
-    Secrets `pack` wrote (inline objects as they are). Raises `errors.NotFound` when a Secret is
-    gone."""
+    Secrets `pack` wrote (inline objects as they are; a ref without a namespace is in
+    `system_namespace`). Raises `errors.NotFound` when a Secret is gone."""
     secrets: dict[tuple[str, str], Mapping[str, Any]] = {}
     objects: list[dict[str, Any]] = []
     for entry in (cos.get("spec") or {}).get("phases") or ():
@@ -66,11 +65,10 @@ async def revision_objects(
                 objects.append(dict(item["object"]))
                 continue
             ref = item.get("ref") or {}
-            where = (str(ref.get("namespace") or ""), str(ref.get("name") or ""))
+            where = (str(ref.get("namespace") or system_namespace), str(ref.get("name") or ""))
             if where not in secrets:
                 secrets[where] = await client.get(kinds.SECRET, where[1], namespace=where[0])
-            data = base64.b64decode((secrets[where].get("data") or {})[ref["key"]])
-            objects.append(orjson.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data))
+            objects.append(decode_object(base64.b64decode((secrets[where].get("data") or {})[ref["key"]])))
     return objects
 
 

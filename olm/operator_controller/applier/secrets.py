@@ -32,6 +32,7 @@ __all__ = [
     "PackingError",
     "PackingOptions",
     "SecretKeyRef",
+    "decode_object",
     "encode_object",
     "pack",
 ]
@@ -42,6 +43,7 @@ MAX_OBJECTS_PER_PHASE: Final = 50
 """The ClusterObjectSet API's limit on objects per phase."""
 _NAME_MAX: Final = 253
 _HASH_CHARS: Final = 16
+_GZIP_MAGIC: Final = b"\x1f\x8b"
 
 
 class PackingError(Exception):
@@ -101,6 +103,13 @@ def encode_object(obj: Mapping[str, Any], options: PackingOptions) -> bytes:
     if len(data) > options.gzip_above_bytes:
         data = gzip.compress(data, compresslevel=options.gzip_level, mtime=0)
     return data
+
+
+def decode_object(data: bytes) -> dict[str, Any]:
+    """The object `encode_object` stored as `data`. (The ClusterObjectSet controller reads the
+    same format with its own, bounded decoder: it may import nothing of this pipeline.)"""
+    parsed: dict[str, Any] = orjson.loads(gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data)
+    return parsed
 
 
 def data_key(data: bytes) -> str:

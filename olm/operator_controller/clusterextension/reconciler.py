@@ -54,37 +54,22 @@ class Reconciler:
         self.removal = Removal(self.context)
         self.install_clock = metrics.InstallClock()
         pipeline = Pipeline(self.context)
+        head = (pipeline.check_name, pipeline.read_revisions, pipeline.check_service_account)
+        tail = (pipeline.pack, pipeline.preflight, pipeline.check_permissions, pipeline.apply)
         self.steps = Steps[State](
             CONTROLLER_NAME,
             (
-                pipeline.check_name,
-                pipeline.read_revisions,
-                pipeline.check_service_account,
+                *head,
                 pipeline.resolve,
                 pipeline.reuse_revision,
                 pipeline.unpack,
                 pipeline.render,
                 pipeline.check_permission_growth,
-                pipeline.pack,
-                pipeline.preflight,
-                pipeline.check_permissions,
-                pipeline.apply,
+                *tail,
             ),
         )
         # `spec.upgrade.rollbackTo`: content restored from a revision instead of a catalog's.
-        self.restore_steps = Steps[State](
-            CONTROLLER_NAME,
-            (
-                pipeline.check_name,
-                pipeline.read_revisions,
-                pipeline.check_service_account,
-                pipeline.restore,
-                pipeline.pack,
-                pipeline.preflight,
-                pipeline.check_permissions,
-                pipeline.apply,
-            ),
-        )
+        self.restore_steps = Steps[State](CONTROLLER_NAME, (*head, pipeline.restore, *tail))
 
     async def reconcile(self, request: controller.Request) -> controller.Result:
         context = self.context

@@ -20,7 +20,7 @@ from olm import semver
 from olm.api import conditions as api
 from olm.api import names
 from olm.api import revisions as api_revisions
-from olm.api.extensionspec import CRDUpgradeSafetyEnforcement, PermissionGrowth
+from olm.api.extensionspec import CRDUpgradeSafetyEnforcement
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
 from olm.api.revisions import BundleRef, Revision, RevisionStates
 from olm.operator_controller import applier, metrics
@@ -237,15 +237,10 @@ class Pipeline:
         version = state.spec.upgrade.rollback_to
         assert version is not None  # the reconciler runs this step only then
         wanted = semver.parse_version(version)
-        done = [
-            r
-            for r in state.states.all
-            if r.succeeded and r.bundle is not None and _same_version(r.bundle.version, wanted)
-        ]
+        installed_once = [r for r in state.states.all if r.succeeded and r.bundle is not None]
+        done = [r for r in installed_once if r.bundle is not None and _same_version(r.bundle.version, wanted)]
         if not done:
-            kept = sorted(
-                {r.bundle.version for r in state.states.all if r.succeeded and r.bundle is not None}
-            )
+            kept = sorted({r.bundle.version for r in installed_once if r.bundle is not None})
             message = (
                 f"spec.upgrade.rollbackTo {version}: no revision of this extension installed that version "
                 f"(revisions kept: {', '.join(kept) or 'none'}); set it to one of those, or remove it"
@@ -254,7 +249,9 @@ class Pipeline:
         source = done[-1]
         assert source.bundle is not None
         try:
-            state.objects = await revisions.revision_objects(self.client, source.object)
+            state.objects = await revisions.revision_objects(
+                self.client, source.object, system_namespace=self.options.system_namespace
+            )
         except errors.NotFound as err:
             message = (
                 f"spec.upgrade.rollbackTo {version}: the content of revision {source.name} is gone: {err}"
@@ -308,36 +305,37 @@ class Pipeline:
     async def check_permission_growth(self, state: State) -> Next:
         """An update whose Roles and ClusterRoles grant more than the installed revision's waits
         for approval (`plan.grown`). Meanwhile the installed bundle is reconciled as it is, so a
-        change of its configuration still applies."""
+        change of its configuration still applies: its content is taken from the render memo when
+        nothing changed (`reuse_revision`), else unpacked and rendered again."""
         installed = state.states.installed
         bundle = state.bundle
         assert bundle is not None
-        if (
-            installed is None
-            or installed.bundle is None
-            or bundle.name == installed.bundle.name
-            or state.spec.upgrade.permission_growth is PermissionGrowth.ALLOW
-        ):
+        if installed is None or installed.bundle is None:
             return CONTINUE
-        try:
-            installed_roles = await revisions.revision_objects(self.client, installed.object, "roles")
-        except errors.NotFound as err:
-            message = f"cannot read the roles of the installed revision {installed.name}: {err}"
-            return self._fail(state, api.REASON_RETRYING, message)
         request = plan.Request(
             extension=state.extension["metadata"]["name"],
             spec=state.spec,
             installed=Installed(name=installed.bundle.name, version=installed.bundle.version),
         )
+        if not plan.growth_gated(request, bundle):
+            return CONTINUE
+        try:
+            installed_roles = await revisions.revision_objects(
+                self.client, installed.object, "roles", system_namespace=self.options.system_namespace
+            )
+        except errors.NotFound as err:
+            message = f"cannot read the roles of the installed revision {installed.name}: {err}"
+            return self._fail(state, api.REASON_RETRYING, message)
         held = plan.grown(request, bundle, state.objects, installed_roles)
         if held is None:
             return CONTINUE
         updates = state.updates or plan.Updates(available=None, held=None, unreachable_approval=None)
         state.updates = dataclasses.replace(updates, held=held)
         state.bundle = _again(installed.bundle)
-        if await self.unpack(state) is STOP:
-            return STOP
-        return await self.render(state)
+        for step in (self.reuse_revision, self.unpack, self.render):
+            if await step(state) is STOP:
+                return STOP
+        return CONTINUE
 
     async def pack(self, state: State) -> Next:
         """Externalise the objects into content-addressed Secrets.

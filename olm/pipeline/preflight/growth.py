@@ -5,7 +5,8 @@ bundle's `permissions` and `clusterPermissions`, rendered). `granted(objects)` e
 exactly as the permission preflight does (verb x apiGroup x resource x resourceName, and
 nonResourceURL x verb for ClusterRoles; an aggregated ClusterRole counts as everything, because
 the controller-manager fills it from any ClusterRole that matches). `added(candidate, installed)`
-is what the candidate grants that nothing the installed revision grants covers: a `*` covers any
+is what the candidate grants that nothing the installed revision grants covers (worded with the
+permission preflight's `lines_of`, so the two messages read alike): a `*` covers any
 value, a rule without resourceNames covers every name, and a ClusterRole's rule (bound
 cluster-wide) covers the same rule in any namespace. So renaming or splitting roles, narrowing a
 rule or moving it from a ClusterRole into a Role is not growth; a new verb, resource or group is.
@@ -13,15 +14,14 @@ rule or moving it from a ClusterRole into a Role is not growth; a new verb, reso
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from olm.pipeline.preflight.permissions import Requirement, lines_of, rule_requirements
+from olm.pipeline.preflight.permissions import Requirement, lines_of, role_requirements
 
-__all__ = ["added", "granted", "lines"]
+__all__ = ["added", "added_permissions", "granted"]
 
 _RBAC = "rbac.authorization.k8s.io"
-_EVERYTHING = frozenset({Requirement("", "*", "*", "", "*"), Requirement("", "", "", "", "*", "*")})
 
 
 def granted(objects: Iterable[Mapping[str, Any]]) -> frozenset[Requirement]:
@@ -29,18 +29,10 @@ def granted(objects: Iterable[Mapping[str, Any]]) -> frozenset[Requirement]:
     out: set[Requirement] = set()
     for obj in objects:
         kind = obj.get("kind")
-        if str(obj.get("apiVersion") or "").rpartition("/")[0] != _RBAC or kind not in (
-            "Role",
-            "ClusterRole",
-        ):
-            continue
-        cluster = kind == "ClusterRole"
-        namespace = "" if cluster else str((obj.get("metadata") or {}).get("namespace") or "")
-        for rule in obj.get("rules") or ():
-            if isinstance(rule, Mapping):
-                out |= rule_requirements(namespace, rule, cluster=cluster)
-        if cluster and obj.get("aggregationRule"):
-            out |= _EVERYTHING
+        if str(obj.get("apiVersion") or "").rpartition("/")[0] == _RBAC and kind in ("Role", "ClusterRole"):
+            cluster = kind == "ClusterRole"
+            namespace = "" if cluster else str((obj.get("metadata") or {}).get("namespace") or "")
+            out |= role_requirements(obj, namespace=namespace, cluster=cluster)
     return frozenset(out)
 
 
@@ -73,7 +65,9 @@ def added(candidate: Iterable[Requirement], installed: Iterable[Requirement]) ->
     return sorted(r for r in set(candidate) if not any(_covers(h, r) for h in held))
 
 
-def lines(requirements: Sequence[Requirement]) -> list[str]:
-    """One line per namespace, group, resource and name (or URL) with its verbs: the permission
-    preflight's wording, so the two messages read alike."""
-    return [line.strip() for line in lines_of(requirements)] if requirements else []
+def added_permissions(
+    candidate: Iterable[Mapping[str, Any]], installed: Iterable[Mapping[str, Any]]
+) -> list[str]:
+    """What the Roles and ClusterRoles among `candidate` grant that those among `installed` do not,
+    one line per namespace, group, resource and name (or URL) with its verbs."""
+    return lines_of(added(granted(candidate), granted(installed)))

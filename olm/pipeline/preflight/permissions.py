@@ -52,7 +52,7 @@ __all__ = [
     "error_message",
     "missing_permissions",
     "requirements",
-    "rule_requirements",
+    "role_requirements",
     "unresolved_kinds",
 ]
 
@@ -133,8 +133,19 @@ def _crd_resources(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str]
     return table
 
 
-def rule_requirements(namespace: str, rule: Mapping[str, Any], *, cluster: bool) -> set[Requirement]:
-    """One RBAC rule of a Role (in `namespace`) or ClusterRole (`cluster`), expanded."""
+def role_requirements(role: Mapping[str, Any], *, namespace: str, cluster: bool) -> set[Requirement]:
+    """Everything one Role (in `namespace`) or ClusterRole (`cluster`) grants, its rules expanded.
+    Aggregated rules are filled in by the controller-manager later, from any ClusterRole that
+    matches the selectors, so an aggregated ClusterRole counts as granting everything."""
+    out: set[Requirement] = set()
+    for rule in role.get("rules") or ():
+        out |= _rule_requirements(namespace, rule, cluster=cluster)
+    if cluster and role.get("aggregationRule"):
+        out |= {Requirement("", "*", "*", "", "*"), Requirement("", "", "", "", "*", "*")}
+    return out
+
+
+def _rule_requirements(namespace: str, rule: Mapping[str, Any], *, cluster: bool) -> set[Requirement]:
     verbs = [str(v) for v in rule.get("verbs") or ()]
     out = {
         Requirement(namespace, str(group), str(resource), str(name), verb)
@@ -197,18 +208,10 @@ def _plan(objects: Sequence[Mapping[str, Any]], resources: Resources) -> _Plan:
 
     for key, role in sorted(roles.items()):
         kind, namespace, name = key
-        cluster = kind == "ClusterRole"
-        rules: set[Requirement] = set()
-        for rule in role.get("rules") or ():
-            rules |= rule_requirements(namespace, rule, cluster=cluster)
-        if cluster and role.get("aggregationRule"):
-            # Aggregated rules are filled in by the controller-manager later, from any ClusterRole
-            # that matches the selectors: only a holder of every permission is safe to allow that.
-            rules |= {Requirement("", "*", "*", "", "*"), Requirement("", "", "", "", "*", "*")}
         plan.escalations.append(
             _Escalation(
                 escalate=Requirement(namespace, _RBAC, _ROLE_RESOURCES[kind], name, "escalate"),
-                rules=frozenset(rules),
+                rules=frozenset(role_requirements(role, namespace=namespace, cluster=kind == "ClusterRole")),
                 binds=frozenset(binds_by_role.get(key, ())),
             )
         )
@@ -347,16 +350,16 @@ def _line(scope: tuple[str, str, str, str, str], verbs: set[str]) -> str:
 def error_message(missing: Iterable[Requirement]) -> str:
     """Upstream's wording: one line per namespace, group, resource and name (or non-resource URL) with
     its verbs, lines sorted."""
+    return message_of(lines_of(missing))
+
+
+def lines_of(missing: Iterable[Requirement]) -> list[str]:
+    """The lines of `error_message`, one per scope, sorted, without the sentence that leads them."""
     verbs: dict[tuple[str, str, str, str, str], set[str]] = {}
     for r in missing:
         key = (r.namespace, r.api_group, r.resource, r.resource_name, r.non_resource_url)
         verbs.setdefault(key, set()).add(r.verb)
-    return message_of(sorted(_line(scope, v) for scope, v in verbs.items()))
-
-
-def lines_of(missing: Iterable[Requirement]) -> list[str]:
-    """The lines of `error_message`, one per scope, without the sentence that leads them."""
-    return error_message(missing).splitlines()[1:]
+    return sorted(_line(scope, v) for scope, v in verbs.items())
 
 
 def message_of(lines: Iterable[str]) -> str:

@@ -182,7 +182,7 @@ async def check_permissions(
         return Permissions(namespace=namespace, service_account=service_account, not_checked=str(err))
     if not missing:
         return verdict
-    lines = tuple(line.strip() for line in permissions.lines_of(missing))
+    lines = tuple(permissions.lines_of(missing))
     return Permissions(namespace=namespace, service_account=service_account, missing=lines)
 
 

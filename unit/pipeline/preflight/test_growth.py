@@ -36,7 +36,7 @@ def rule(groups: list[str], resources: list[str], verbs: list[str], **extra: Any
 
 
 def added_lines(candidate: list[dict[str, Any]], installed: list[dict[str, Any]]) -> list[str]:
-    return growth.lines(growth.added(growth.granted(candidate), growth.granted(installed)))
+    return growth.added_permissions(candidate, installed)
 
 
 def rendered(package: str, version: str, namespace: str = "ns") -> list[dict[str, Any]]:
