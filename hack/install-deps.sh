@@ -4,7 +4,8 @@
 # Go). Safe to run again: each step is skipped when already satisfied.
 #
 #   hack/install-deps.sh [run|test]   which binaries: `run` (the default), what `make run` starts;
-#                                     `test`, those and the test-only tools (otelcol, promtool)
+#                                     `test`, those and the test-only tools (otelcol, promtool,
+#                                     operator-condition)
 set -euo pipefail
 BINARY_SET="${1:-run}"
 case "$BINARY_SET" in

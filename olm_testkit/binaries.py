@@ -6,12 +6,14 @@ runtime's: its wrapper modules ship in olm-runtime (`olm_runtime/testing/gomod`)
 OLM needs: kubelet and kube-proxy from the runtime's pinned Kubernetes module, and from the wrapper
 modules under `gomod/` here CoreDNS, the Pod sandbox program (`pause`, a program of this
 repository's own), cert-manager's controller and cainjector with its CRDs rendered from the pinned
-chart, the OpenTelemetry Collector and promtool.
+chart, the OpenTelemetry Collector, promtool and `operator-condition` (operator-lib's `conditions`
+package behind a small main, run by tests as an operator would use it).
 
 Two sets of targets: `run`, what `make run` starts (the control plane, the real node's binaries,
-CoreDNS, pause, cert-manager), and `test`, everything (adding otelcol and promtool, which only tests
-use). `ensure_binaries(set)` returns the set's directory of hard links to every output (every
-binary, `kwok-stages.yaml`, `cert-manager-crds.yaml`), building what is missing first.
+CoreDNS, pause, cert-manager), and `test`, everything (adding otelcol, promtool and
+operator-condition, which only tests use). `ensure_binaries(set)` returns the set's directory of
+hard links to every output (every binary, `kwok-stages.yaml`, `cert-manager-crds.yaml`), building
+what is missing first.
 
 The cache is the runtime's (`~/.cache/olm-runtime/bin`, see `olm_runtime.testing.binaries`), so
 `python -m olm_runtime.testing binaries` and this build each target once between them; with
@@ -175,11 +177,17 @@ PROMTOOL = Target(
     binaries=("promtool",),
     tags=("remove_all_sd",),
 )
+# operator-lib's `conditions` package, unchanged, behind a small CLI: tests run it with a Pod's view
+# (olm_testkit.operatorcondition) to set OperatorCondition conditions as an operator does.
+OPERATOR_CONDITION = Target(
+    module="operatorcondition", gomod=GOMOD_DIR, packages=(".",), binaries=("operator-condition",)
+)
 
 RUN_TARGETS = (*binaries.CONTROL_PLANE, KUBERNETES_NODE, COREDNS, PAUSE, CERT_MANAGER)
 """What `make run` starts: the control plane, a real node with CoreDNS, cert-manager."""
-TEST_TARGETS = (*RUN_TARGETS, OTELCOL, PROMTOOL)
-"""Everything: the tests also export traces to otelcol and check the alerting rules with promtool."""
+TEST_TARGETS = (*RUN_TARGETS, OTELCOL, PROMTOOL, OPERATOR_CONDITION)
+"""Everything: the tests also export traces to otelcol, check the alerting rules with promtool and
+set OperatorCondition conditions as an operator with operator-condition."""
 SETS = {"run": RUN_TARGETS, "test": TEST_TARGETS}
 TARGETS = TEST_TARGETS
 

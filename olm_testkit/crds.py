@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from olm.api import names
-from olm.api.models import RESOURCES
+from olm.api.models import COMPATIBILITY_RESOURCES, RESOURCES
 from olm_runtime.client import Client
 from olm_runtime.testing import settle
 
@@ -21,7 +21,7 @@ async def install(client: Client, *, field_manager: str = "olm-crds", timeout: f
     for path in sorted(CRD_DIR.glob("*.yaml")):
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
         await client.apply(document, field_manager=field_manager, force=True)
-    for resource in RESOURCES:
+    for resource in (*RESOURCES, *COMPATIBILITY_RESOURCES):
         await settle.crd_served(client, resource.info.crd_name, timeout=timeout)
 
 

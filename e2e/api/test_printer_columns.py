@@ -59,7 +59,8 @@ async def test_cluster_extension_columns(
                 "version": "0.7.0",
                 "catalog": "operatorhubio",
                 "path": ["argocd-operator.v0.7.0"],
-            }
+            },
+            "held": {"name": "argocd-operator.v0.7.0", "version": "0.7.0", "heldBy": "PermissionGrowth"},
         },
     }
     ext = await _with_status(objects, cluster_extension(unique_name(request)), status)
@@ -69,7 +70,7 @@ async def test_cluster_extension_columns(
     assert row["Version"] == "0.6.0"
     assert (row["Installed"], row["Progressing"]) == ("True", "False")
     wide = await _table(api_client, "ClusterExtension", ext["metadata"]["name"], wide=True)
-    assert wide["Update"] == "0.7.0"
+    assert (wide["Update"], wide["Held By"]) == ("0.7.0", "PermissionGrowth")
 
 
 async def test_cluster_catalog_columns(

@@ -41,6 +41,7 @@ INSTALL_STEPS = (
     "unpack",
     "render",
     "check_permission_growth",
+    "check_readiness",
     "pack",
     "preflight",
     "check_permissions",

@@ -8,8 +8,10 @@ The bundles: kube-green 0.7.0 -> 0.7.1 (a validating webhook with a cert-manager
 bundle's ClusterRoles include a non-resource URL), sail-operator 1.25.0 -> 1.25.2 (19 CRDs, the
 largest about 680 kB) and etcd-operator 0.9.2 -> 0.9.4 installed SingleNamespace (its Role and
 RoleBinding go to the watched namespace, not the install namespace; published here as a custom
-catalog, its package has no community catalog in the data). The RBAC is generated once for both
-versions (`--version old --version new`), which is how the docs tell users to cover an upgrade.
+catalog, its package has no community catalog in the data) with `spec.upgrade.readiness: Respect`
+(OLM v0's OperatorCondition, its variable and its Role are part of each revision). The RBAC is
+generated once for both versions (`--version old --version new`), which is how the docs tell
+users to cover an upgrade.
 
 Everything runs as a subprocess of `olmctl` against the session's control plane, catalogd,
 operator-controller, registry and cert-manager; the three proofs run concurrently.
@@ -58,6 +60,8 @@ class Case:
     channel: str | None = None
     single_namespace: bool = False
     crd_safety: str | None = None
+    readiness: str | None = None
+    """`spec.upgrade.readiness`, and `olmctl rbac --readiness`: the OperatorCondition contract."""
 
 
 @dataclass(frozen=True)
@@ -200,10 +204,14 @@ async def prove(
             argv += ["--channel", case.channel]
         if config:
             argv += ["--watch-namespace", namespaces[1]]
+        if case.readiness:
+            argv += ["--readiness", case.readiness]
         rbac = await generated_rbac(olmctl, *argv)
         assert {d["metadata"]["name"] for d in rbac} == {role_name(name)}
         if case.single_namespace:
             assert ("Role", namespaces[1]) in {(d["kind"], d["metadata"].get("namespace")) for d in rbac}
+        granted = {r for d in rbac for rule in d.get("rules") or () for r in rule.get("resources") or ()}
+        assert ("operatorconditions" in granted) == bool(case.readiness), granted
         try:
             await apply_all(kube, rbac)
             await extensions.create(
@@ -216,6 +224,7 @@ async def prove(
                 selector={"matchLabels": case.catalog.label},
                 config=config,
                 crd_safety=case.crd_safety,
+                upgrade={"readiness": case.readiness} if case.readiness else None,
             )
             await wait_installed(extensions, name, case.old, timeout=INSTALL_TIMEOUT)
             await _deployment_restored(kube, namespace, name)
@@ -262,7 +271,9 @@ async def test_generated_rbac_installs_upgrades_and_removes_three_real_bundles_w
         # Every sail-operator release changes its CRDs' defaults, which Strict CRD safety refuses;
         # permissions are what this test is about.
         Case("sailoperator", "1.25.0", "1.25.2", community_catalog, channel="stable-1.25", crd_safety="None"),
-        Case("etcd", "0.9.2", "0.9.4", etcd_catalog, single_namespace=True),
+        # With OLM v0's OperatorCondition contract: the installer creates each version's condition
+        # and grants the operator its Role, and deletes the old ones, with only what was printed.
+        Case("etcd", "0.9.2", "0.9.4", etcd_catalog, single_namespace=True, readiness="Respect"),
     ]
     proofs = await asyncio.gather(
         *(

@@ -28,10 +28,13 @@ def _version(crd: JSON) -> JSON:
     if crd.get("kind") != "CustomResourceDefinition":
         raise CRDError(f"not a CustomResourceDefinition: kind {crd.get('kind')!r}")
     versions = crd["spec"]["versions"]
-    # One page documents one version; a second version needs its own layout (and anchors).
-    if len(versions) != 1:
-        raise CRDError(f"{crd['metadata']['name']}: expected exactly one version, found {len(versions)}")
-    version: JSON = versions[0]
+    stored = [v for v in versions if v.get("storage")]
+    if len(stored) != 1:
+        raise CRDError(f"{crd['metadata']['name']}: expected exactly one stored version, found {len(stored)}")
+    version: JSON = stored[0]
+    # One page documents one schema: versions that differ would need their own layout (and anchors).
+    if any(v["schema"] != version["schema"] for v in versions):
+        raise CRDError(f"{crd['metadata']['name']}: its versions have different schemas")
     return version
 
 
@@ -86,6 +89,10 @@ def _summary(crd: JSON, version: JSON) -> str:
         items.append(("Short names", ", ".join(code(n) for n in names["shortNames"])))
     if names.get("categories"):
         items.append(("Categories", ", ".join(code(c) for c in names["categories"])))
+    also = [v["name"] for v in spec["versions"] if v is not version and v.get("served")]
+    if also:
+        served = ", ".join(code(f"{spec['group']}/{v}") for v in also)
+        items.append(("Also served as", f"{served} (same schema)"))
     if version.get("subresources"):
         items.append(("Subresources", ", ".join(code(s) for s in sorted(version["subresources"]))))
     return "\n".join(f"- **{label}**: {text}" for label, text in items)

@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hack import generated
-from olm.api import names
 from olm.api.crdgen.crd import render_all
-from olm.api.models import RESOURCES
+from olm.api.models import COMPATIBILITY_RESOURCES, RESOURCES
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "manifests" / "crds"
-_OWNED_GLOB = f"{names.GROUP}_*.yaml"
+_OWNED_GLOB = "*.yaml"
+"""Every file of the folder is generated: OLM's kinds and the v0 kinds it serves."""
 
 
 def stale_files(expected: Mapping[str, str], directory: Path) -> list[str]:
@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the files on disk are not current")
     parser.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT, help="default: %(default)s")
     args = parser.parse_args(argv)
-    expected = render_all(RESOURCES)
+    expected = render_all((*RESOURCES, *COMPATIBILITY_RESOURCES))
     target = generated.Target(
         directory=args.output_dir,
         owned_glob=_OWNED_GLOB,

@@ -20,6 +20,7 @@ from olm.api.crdgen.structural import violations
 
 REPO = Path(__file__).resolve().parents[2]
 RESOURCES = [pytest.param(r, id=r.info.plural) for r in api.RESOURCES]
+GENERATED = (*api.RESOURCES, *api.COMPATIBILITY_RESOURCES)
 
 
 def _schema(resource: type[api.Resource]) -> dict[str, Any]:
@@ -44,12 +45,14 @@ def _rules(node: dict[str, Any]) -> list[str]:
 
 
 def test_checked_in_crds_are_current() -> None:
-    assert stale_files(render_all(api.RESOURCES), DEFAULT_OUTPUT) == [], "run `python -m hack.crdgen`"
+    assert stale_files(render_all(GENERATED), DEFAULT_OUTPUT) == [], "run `python -m hack.crdgen`"
 
 
 def test_output_is_identical_across_processes_with_different_hash_seeds() -> None:
-    script = "from olm.api.crdgen.crd import render_all; from olm.api.models import RESOURCES; " + (
-        "import sys; sys.stdout.write(''.join(render_all(RESOURCES).values()))"
+    script = (
+        "from olm.api.crdgen.crd import render_all; "
+        "from olm.api.models import COMPATIBILITY_RESOURCES, RESOURCES; import sys; "
+        "sys.stdout.write(''.join(render_all((*RESOURCES, *COMPATIBILITY_RESOURCES)).values()))"
     )
     outputs = {
         subprocess.run(
@@ -63,7 +66,7 @@ def test_output_is_identical_across_processes_with_different_hash_seeds() -> Non
         for seed in ("1", "2")
     }
     assert len(outputs) == 1
-    assert outputs == {"".join(render_all(api.RESOURCES).values())}
+    assert outputs == {"".join(render_all(GENERATED).values())}
 
 
 @pytest.mark.parametrize("resource", RESOURCES)
@@ -109,7 +112,9 @@ def test_crd_shape(resource: type[api.Resource]) -> None:
 
 PRINTER_COLUMNS = [
     pytest.param(
-        api.ClusterExtension, ["Installed Bundle", "Version", "Installed", "Progressing", "Age"], ["Update"]
+        api.ClusterExtension,
+        ["Installed Bundle", "Version", "Installed", "Progressing", "Age"],
+        ["Update", "Held By"],
     ),
     pytest.param(api.ClusterCatalog, ["LastUnpacked", "Serving", "Age"], []),
     pytest.param(api.ClusterObjectSet, ["Available", "Progressing", "Age"], []),
@@ -249,4 +254,23 @@ def test_check_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "leftovers" in capsys.readouterr().err
 
     assert main(["--output-dir", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted(render_all(api.RESOURCES))
+    assert sorted(p.name for p in out.iterdir()) == sorted(render_all(GENERATED))
+
+
+def test_the_v0_operator_condition_crd_is_v0s_shape() -> None:
+    # operator-lib reads and writes operators.coreos.com/v2; v1 clients of OLM v0 keep working.
+    generated = crd(api.OperatorCondition)
+    assert generated["metadata"]["name"] == "operatorconditions.operators.coreos.com"
+    spec = generated["spec"]
+    assert (spec["group"], spec["scope"], spec["names"]["kind"]) == (
+        "operators.coreos.com",
+        "Namespaced",
+        "OperatorCondition",
+    )
+    assert [(v["name"], v["served"], v["storage"]) for v in spec["versions"]] == [
+        ("v2", True, True),
+        ("v1", True, False),
+    ]
+    fields = spec["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    assert sorted(fields) == ["conditions", "deployments", "overrides", "serviceAccounts"]
+    assert fields["conditions"]["x-kubernetes-list-map-keys"] == ["type"]

@@ -109,10 +109,14 @@ class ResourceInfo:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = (names.CATEGORY,)
     printer_columns: tuple[PrinterColumn, ...] = ()
+    group: str = names.GROUP
+    versions: tuple[str, ...] = (names.VERSION,)
+    """The versions served, all with the same schema; the first is the one stored."""
+    namespaced: bool = False
 
     @property
     def crd_name(self) -> str:
-        return f"{self.plural}.{names.GROUP}"
+        return f"{self.plural}.{self.group}"
 
 
 def condition_status_column(name: str) -> PrinterColumn:

@@ -18,6 +18,7 @@ from olm.api.extensionspec import (
     AutomaticUpdates,
     CRDUpgradeSafetyEnforcement,
     PermissionGrowth,
+    Readiness,
     UpgradeConstraintPolicy,
 )
 from olm.api.markers import PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
@@ -42,6 +43,7 @@ __all__ = [
     "HeldUpdate",
     "PermissionGrowth",
     "PreflightConfig",
+    "Readiness",
     "RevisionStatus",
     "ServiceAccountReference",
     "SourceConfig",
@@ -210,6 +212,15 @@ class ClusterExtensionUpgrade(Model):
     not: `Hold` (the default) keeps it until `approvedVersion` names it, with the added rules in
     `status.update.held.addedPermissions`; `Allow` applies it as any other update. A first install
     is never held."""
+    readiness: Readiness = Readiness.NONE
+    """Whether the operator may hold its own updates, as operators built with operator-lib do under
+    OLM v0: `None` (the default) renders the bundle as upstream OLM v1 does; `Respect` adds an
+    OperatorCondition (operators.coreos.com/v2) named after the CSV, the `OPERATOR_CONDITION_NAME`
+    variable in its Deployments and a Role letting their ServiceAccounts update that one object, and
+    holds an update while its `Upgradeable` condition is False (`MinorUpgradeable` False holds minor
+    and major updates, `MajorUpgradeable` False major ones); `Ignore` provides the same but only
+    reports the signal (a force override). Changing between `None` and the others rolls out a new
+    revision; the ServiceAccount then needs the permissions for those objects."""
     rollback_to: (
         Annotated[
             str,
@@ -295,8 +306,9 @@ class HeldUpdate(Model):
     held_by: Annotated[str, Field(max_length=64)]
     """What holds it: `ApprovalRequired` (`spec.upgrade.automatic: None`), `OutsidePolicy` (its
     semantic-version class is beyond `spec.upgrade.automatic`), `PermissionGrowth` (it grants
-    more than the installed bundle and `spec.upgrade.permissionGrowth` is `Hold`) or
-    `ClusterVersion` (it needs a Kubernetes version this cluster is not)."""
+    more than the installed bundle and `spec.upgrade.permissionGrowth` is `Hold`),
+    `ClusterVersion` (it needs a Kubernetes version this cluster is not) or `Readiness` (the
+    installed operator's OperatorCondition says it is not upgradeable)."""
     added_permissions: (
         Annotated[list[Annotated[str, Field(max_length=1024)]], Field(max_length=512)] | None
     ) = None
@@ -332,7 +344,8 @@ class ClusterExtensionStatus(Model):
     revision. `PackageDeprecated`, `ChannelDeprecated`, `BundleDeprecated`: deprecation
     notices from the catalog; `Deprecated` rolls them up. `UpdateAvailable`: whether a newer bundle
     can be reached from the installed one. `UpdateHeld`: whether `spec.upgrade` keeps a step from
-    applying (reason `ApprovalRequired`, `OutsidePolicy` or `ApprovalNotReachable`)."""
+    applying (reason `ApprovalRequired`, `OutsidePolicy`, `ApprovalNotReachable`,
+    `PermissionGrowth`, `ClusterVersion` or `Readiness`)."""
     install: ClusterExtensionInstallStatus | None = None
     """The installed bundle, once there is one."""
     active_revisions: Annotated[list[RevisionStatus], ListMap("name")] | None = None
@@ -357,6 +370,7 @@ class ClusterExtension(Resource):
             condition_status_column("Progressing"),
             # Wide only: the default output stays column-for-column upstream's, which scripts parse.
             PrinterColumn(name="Update", json_path=".status.update.available.version", priority=1),
+            PrinterColumn(name="Held By", json_path=".status.update.held.heldBy", priority=1),
             AGE_COLUMN,
         ),
     )

@@ -35,6 +35,7 @@ __all__ = [
     "REASON_PROBES_SUCCEEDED",
     "REASON_PROBE_FAILURE",
     "REASON_PROGRESS_DEADLINE_EXCEEDED",
+    "REASON_READINESS",
     "REASON_RECONCILING",
     "REASON_RETRYING",
     "REASON_ROLLING_OUT",
@@ -104,6 +105,8 @@ REASON_PERMISSION_GROWTH: Final = "PermissionGrowth"
 """The update's Roles and ClusterRoles grant more than the installed bundle's (roadmap F14)."""
 REASON_CLUSTER_VERSION: Final = "ClusterVersion"
 """The update, or the installed bundle, does not run on this cluster's Kubernetes version."""
+REASON_READINESS: Final = "Readiness"
+"""The installed operator's OperatorCondition says it is not upgradeable (roadmap F25)."""
 REASON_NOT_HELD: Final = "NotHeld"
 
 
@@ -152,6 +155,7 @@ CLUSTER_EXTENSION: Final = _table(
             REASON_APPROVAL_NOT_REACHABLE,
             REASON_PERMISSION_GROWTH,
             REASON_CLUSTER_VERSION,
+            REASON_READINESS,
             REASON_NOT_HELD,
         ),
     }

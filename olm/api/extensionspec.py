@@ -23,6 +23,7 @@ __all__ = [
     "CatalogSource",
     "ExtensionSpec",
     "PermissionGrowth",
+    "Readiness",
     "SpecError",
     "UpgradeConstraintPolicy",
     "UpgradeSpec",
@@ -56,6 +57,20 @@ class PermissionGrowth(StrEnum):
     """Wait for `approvedVersion` to name it (the default, as roadmap F14 asks)."""
     ALLOW = "Allow"
     """Apply as any other update (automation that reviews permissions elsewhere)."""
+
+
+class Readiness(StrEnum):
+    """Whether the extension's operator can hold its own updates through an OperatorCondition."""
+
+    NONE = "None"
+    """No OperatorCondition, no `OPERATOR_CONDITION_NAME`: the bundle renders as upstream OLM v1
+    renders it (the default, so existing ServiceAccounts need nothing new)."""
+    RESPECT = "Respect"
+    """Provide OLM v0's OperatorCondition contract and hold an update while the operator says it is
+    not upgradeable."""
+    IGNORE = "Ignore"
+    """Provide the contract and report the operator's signal, but do not obey it (a force
+    override)."""
 
 
 class CRDUpgradeSafetyEnforcement(StrEnum):
@@ -144,6 +159,7 @@ class UpgradeSpec:
     approved_version: str | None = None
     """`approvedVersion`: the one version an administrator approved, whatever `automatic` says."""
     permission_growth: PermissionGrowth = PermissionGrowth.HOLD
+    readiness: Readiness = Readiness.NONE
     rollback_to: str | None = None
     """`rollbackTo`: keep the extension at the content of the newest revision that installed this
     version, restored from that revision."""
@@ -155,6 +171,7 @@ class UpgradeSpec:
             automatic=_enum(data, "automatic", AutomaticUpdates, AutomaticUpdates.ANY, where),
             approved_version=_optional(data, "approvedVersion", str, where) or None,
             permission_growth=_enum(data, "permissionGrowth", PermissionGrowth, PermissionGrowth.HOLD, where),
+            readiness=_enum(data, "readiness", Readiness, Readiness.NONE, where),
             rollback_to=_optional(data, "rollbackTo", str, where) or None,
         )
 

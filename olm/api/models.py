@@ -51,6 +51,7 @@ from olm.api.meta import (
     LabelSelectorOperator,
     LabelSelectorRequirement,
 )
+from olm.api.operatorcondition import OperatorCondition, OperatorConditionSpec, OperatorConditionStatus
 from olm.api.probes import (
     Assertion,
     AssertionType,
@@ -66,8 +67,12 @@ from olm.api.probes import (
 
 RESOURCES: tuple[type[Resource], ...] = (ClusterCatalog, ClusterExtension, ClusterObjectSet)
 """Every kind of the API, in the order the CRDs are generated and documented."""
+COMPATIBILITY_RESOURCES: tuple[type[Resource], ...] = (OperatorCondition,)
+"""OLM v0's kinds that OLM serves too, so operators written for v0 work unchanged (their CRDs are
+generated beside the API's)."""
 
 __all__ = [
+    "COMPATIBILITY_RESOURCES",
     "RESOURCES",
     "Assertion",
     "AssertionType",
@@ -113,6 +118,9 @@ __all__ = [
     "ObjectSelector",
     "ObjectSourceRef",
     "ObservedPhase",
+    "OperatorCondition",
+    "OperatorConditionSpec",
+    "OperatorConditionStatus",
     "OwnerReference",
     "PreflightConfig",
     "PrinterColumn",

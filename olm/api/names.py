@@ -23,8 +23,15 @@ __all__ = [
     "DEFAULT_SYSTEM_NAMESPACE",
     "DELETE_SERVER_CACHE_FINALIZER",
     "GROUP",
+    "MAJOR_UPGRADEABLE",
     "METADATA_NAME_LABEL",
+    "MINOR_UPGRADEABLE",
     "OBJECT_DATA_SECRET_TYPE",
+    "OPERATOR_CONDITION",
+    "OPERATOR_CONDITION_API_VERSION",
+    "OPERATOR_CONDITION_GROUP",
+    "OPERATOR_CONDITION_NAME_ENV",
+    "OPERATOR_CONDITION_VERSION",
     "OWNER_KIND_LABEL",
     "OWNER_NAME_LABEL",
     "PACKAGE_NAME_LABEL",
@@ -32,6 +39,7 @@ __all__ = [
     "SERVICE_ACCOUNT_NAMESPACE_ANNOTATION",
     "SERVICE_ACCOUNT_NAME_ANNOTATION",
     "TEARDOWN_FINALIZER",
+    "UPGRADEABLE",
     "VERSION",
 ]
 
@@ -79,3 +87,17 @@ DELETE_SERVER_CACHE_FINALIZER: Final = f"{GROUP}/delete-server-cache"
 """ClusterCatalog: delete the stored and served catalog content before deletion."""
 TEARDOWN_FINALIZER: Final = f"{GROUP}/teardown"
 """ClusterObjectSet: release or delete managed objects before deletion."""
+
+# OLM v0's OperatorCondition, served for operators built with operator-lib (`spec.upgrade.readiness`).
+OPERATOR_CONDITION_GROUP: Final = "operators.coreos.com"
+OPERATOR_CONDITION_VERSION: Final = "v2"
+OPERATOR_CONDITION_API_VERSION: Final = f"{OPERATOR_CONDITION_GROUP}/{OPERATOR_CONDITION_VERSION}"
+OPERATOR_CONDITION: Final = "OperatorCondition"
+OPERATOR_CONDITION_NAME_ENV: Final = "OPERATOR_CONDITION_NAME"
+"""The variable naming an operator's OperatorCondition, as OLM v0 injects it."""
+UPGRADEABLE: Final = "Upgradeable"
+"""OperatorCondition type: False holds every update (OLM v0's)."""
+MINOR_UPGRADEABLE: Final = "MinorUpgradeable"
+"""OperatorCondition type: False holds minor and major updates; patch updates pass (roadmap F25)."""
+MAJOR_UPGRADEABLE: Final = "MajorUpgradeable"
+"""OperatorCondition type: False holds major updates."""

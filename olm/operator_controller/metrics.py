@@ -16,6 +16,8 @@ families. Every family is documented in `docs/observability/metrics.md`, with ho
   status,reason}`: per extension; reported by the replica that reconciles (the leader).
 - `olm_clusterextension_update_available{name,package,installed,available}`: 1 while an update is
   available to an installed extension (`status.update.available`), whether or not it applies.
+- `olm_clusterextension_update_held{name,version,gate}`: 1 while `spec.upgrade` (or the cluster, or
+  the operator) holds a step (`status.update.held`); `gate` is its `heldBy`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "RESOLUTION_DURATION",
     "REVISIONS",
     "UPDATE_AVAILABLE",
+    "UPDATE_HELD",
     "CatalogClientCollector",
     "Change",
     "InstallClock",
@@ -57,6 +60,7 @@ __all__ = [
     "rolled_out",
     "set_revisions",
     "set_update_available",
+    "set_update_held",
 ]
 
 
@@ -167,7 +171,16 @@ UPDATE_AVAILABLE = Gauge(
 )
 """`olm_clusterextension_update_available{name,package,installed,available}`: one series per
 extension with an update, replaced when either version changes."""
-_update_series: dict[str, tuple[str, str, str, str]] = {}
+_update_series: dict[str, tuple[str, ...]] = {}
+UPDATE_HELD = Gauge(
+    "olm_clusterextension_update_held",
+    "1 while a step of a ClusterExtension's update is held; gate is what holds it.",
+    ("name", "version", "gate"),
+    registry=REGISTRY,
+)
+"""`olm_clusterextension_update_held{name,version,gate}`: one series per extension with a held
+step, replaced when the step or its gate changes."""
+_held_series: dict[str, tuple[str, ...]] = {}
 
 # Every bounded series exists from the start, so rates and alerts work before the first event.
 for _result in ResolutionResult:
@@ -204,18 +217,30 @@ def set_revisions(name: str, states: RevisionStates) -> None:
     REVISIONS.labels(name, "archived").set(len(states.all) - active)
 
 
-def set_update_available(name: str, package: str, installed: str | None, available: str | None) -> None:
-    """Report the update available to extension `name` (None: there is none, or nothing installed)."""
-    labels = (name, package, installed, available) if installed and available else None
-    old = _update_series.get(name)
+def _replace_series(
+    gauge: Gauge, series: dict[str, tuple[str, ...]], name: str, labels: tuple[str, ...] | None
+) -> None:
+    """Make `labels` extension `name`'s one series of `gauge` (None: no series)."""
+    old = series.get(name)
     if old == labels:
         return
     if old is not None:
-        UPDATE_AVAILABLE.remove(*old)
-        del _update_series[name]
+        gauge.remove(*old)
+        del series[name]
     if labels is not None:
-        UPDATE_AVAILABLE.labels(*labels).set(1)
-        _update_series[name] = labels
+        gauge.labels(*labels).set(1)
+        series[name] = labels
+
+
+def set_update_available(name: str, package: str, installed: str | None, available: str | None) -> None:
+    """Report the update available to extension `name` (None: there is none, or nothing installed)."""
+    labels = (name, package, installed, available) if installed and available else None
+    _replace_series(UPDATE_AVAILABLE, _update_series, name, labels)
+
+
+def set_update_held(name: str, version: str | None, gate: str | None) -> None:
+    """Report the step held for extension `name` and what holds it (None: nothing is held)."""
+    _replace_series(UPDATE_HELD, _held_series, name, (name, version, gate) if version and gate else None)
 
 
 def forget(name: str) -> None:
@@ -224,6 +249,7 @@ def forget(name: str) -> None:
         REVISIONS.remove(name, state)  # a no-op for a series never reported
     CONDITIONS.remove(name)
     set_update_available(name, "", None, None)
+    set_update_held(name, None, None)
 
 
 def rolled_out(reported: Sequence[Mapping[str, Any]], generation: int) -> bool:

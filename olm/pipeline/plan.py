@@ -26,10 +26,10 @@ import orjson
 
 from olm import fbc, oci, semver
 from olm.api import conditions as api
-from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec, PermissionGrowth
+from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec, PermissionGrowth, Readiness
 from olm.pipeline.catalogs import PackageContent
 from olm.pipeline.catalogs.gathering import Gathered, PackageReader, gather_from
-from olm.pipeline.preflight import growth
+from olm.pipeline.preflight import growth, readiness
 from olm.pipeline.preflight.verdicts import (
     Collisions,
     CRDSafety,
@@ -83,6 +83,7 @@ __all__ = [
     "kubernetes_version",
     "plan",
     "render",
+    "unready",
 ]
 
 
@@ -171,7 +172,7 @@ class Held:
 
     bundle: ResolvedBundle
     reason: str
-    """`ApprovalRequired`, `OutsidePolicy`, `PermissionGrowth` or `ClusterVersion`."""
+    """`ApprovalRequired`, `OutsidePolicy`, `PermissionGrowth`, `ClusterVersion` or `Readiness`."""
     message: str
     added_permissions: tuple[str, ...] = ()
     """With `PermissionGrowth`: the added permissions, one line per scope."""
@@ -207,21 +208,12 @@ def _held(spec: ExtensionSpec, installed: Installed, bundle: ResolvedBundle) -> 
     if spec.upgrade.automatic is AutomaticUpdates.NONE:
         message = f'bundle "{bundle.name}" ({version}) is waiting for approval: {approve}'
         return Held(bundle=bundle, reason=api.REASON_APPROVAL_REQUIRED, message=message)
-    cls = _update_class(installed.version, version)
+    cls = readiness.update_class(installed.version, version)
     message = (
         f'bundle "{bundle.name}" ({version}) is a {cls} update from {installed.version} and '
         f"spec.upgrade.automatic is {spec.upgrade.automatic}: {approve}, or widen spec.upgrade.automatic"
     )
     return Held(bundle=bundle, reason=api.REASON_OUTSIDE_POLICY, message=message)
-
-
-def _update_class(installed: str, candidate: str) -> str:
-    old, new = semver.parse_version(installed), semver.parse_version(candidate)
-    if new < old:
-        return "downgrade"
-    if new.major != old.major:
-        return "major"
-    return "minor" if new.minor != old.minor else "patch"
 
 
 def _unreachable_approval(request: Request, gathered: Gathered, available: Update | None) -> str | None:
@@ -332,9 +324,16 @@ async def fetch(unpacker: BundleUnpacker, request: Request, bundle: ResolvedBund
 def render(
     spec: ExtensionSpec, bundle: ResolvedBundle, registry_v1: RegistryV1, certificates: CertificateProvider
 ) -> list[dict[str, Any]]:
-    """Stage 4: the bundle's objects for the spec's namespace and `spec.config.inline`."""
+    """Stage 4: the bundle's objects for the spec's namespace and `spec.config.inline`, with the
+    OperatorCondition contract unless `spec.upgrade.readiness` is `None`."""
     try:
-        return manifests_for(registry_v1, spec.namespace, spec.config, certificate_provider=certificates)
+        return manifests_for(
+            registry_v1,
+            spec.namespace,
+            spec.config,
+            certificate_provider=certificates,
+            operator_condition=spec.upgrade.readiness is not Readiness.NONE,
+        )
     except InvalidConfigurationError as err:
         message = for_bundle(bundle, f"invalid ClusterExtension configuration: {err}")
         raise Refused(api.REASON_INVALID_CONFIGURATION, message, retry=False) from None
@@ -386,6 +385,37 @@ def grown(
     return Held(
         bundle=bundle, reason=api.REASON_PERMISSION_GROWTH, message=message, added_permissions=tuple(added)
     )
+
+
+def unready(
+    request: Request, bundle: ResolvedBundle, operator_condition: Mapping[str, Any] | None
+) -> Held | None:
+    """Stage 4c, update readiness (roadmap F25): whether the installed operator's OperatorCondition
+    (None when it has none) holds the update to `bundle`. Only updates are asked, and only when
+    `spec.upgrade.readiness` provides the contract; under `Ignore` the hold is returned too, for
+    the caller to report and not obey."""
+    installed = request.installed
+    if (
+        installed is None
+        or operator_condition is None
+        or bundle.name == installed.name
+        or request.spec.upgrade.readiness is Readiness.NONE
+    ):
+        return None
+    said = readiness.not_ready(operator_condition, installed.version, bundle.version)
+    if said is None:
+        return None
+    metadata = operator_condition.get("metadata") or {}
+    where = f"{metadata.get('namespace')}/{metadata.get('name')}"
+    by = " (forced in its spec.overrides)" if said.overridden else ""
+    message = (
+        f'bundle "{bundle.name}" ({bundle.version}) waits for the installed operator: OperatorCondition '
+        f"{where} says {said.type}=False{by}, reason {said.reason or 'none'}: "
+        f"{said.message or '(no message)'}. "
+        "The update applies once that condition is cleared; set it True in the object's spec.overrides, "
+        "or spec.upgrade.readiness to Ignore, to force it"
+    )
+    return Held(bundle=bundle, reason=api.REASON_READINESS, message=message)
 
 
 @dataclass(frozen=True, kw_only=True)

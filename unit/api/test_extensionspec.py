@@ -14,6 +14,8 @@ from olm.api.extensionspec import (
     CatalogSource,
     CRDUpgradeSafetyEnforcement,
     ExtensionSpec,
+    PermissionGrowth,
+    Readiness,
     SpecError,
     UpgradeConstraintPolicy,
     UpgradeSpec,
@@ -46,7 +48,13 @@ def _from_model(obj: dict[str, Any]) -> ExtensionSpec:
         progress_deadline_minutes=spec.progress_deadline_minutes,
         upgrade=UpgradeSpec()
         if spec.upgrade is None
-        else UpgradeSpec(automatic=spec.upgrade.automatic, approved_version=spec.upgrade.approved_version),
+        else UpgradeSpec(
+            automatic=spec.upgrade.automatic,
+            approved_version=spec.upgrade.approved_version,
+            permission_growth=spec.upgrade.permission_growth,
+            readiness=spec.upgrade.readiness,
+            rollback_to=spec.upgrade.rollback_to,
+        ),
     )
 
 
@@ -88,10 +96,22 @@ def test_unset_fields_take_the_api_defaults() -> None:
 
 def test_the_upgrade_fields_are_read_as_the_model_reads_them() -> None:
     obj = _minimal()
-    obj["spec"]["upgrade"] = {"automatic": "Patch", "approvedVersion": "0.8.0"}
+    obj["spec"]["upgrade"] = {
+        "automatic": "Patch",
+        "approvedVersion": "0.8.0",
+        "permissionGrowth": "Allow",
+        "readiness": "Respect",
+        "rollbackTo": "0.7.0",
+    }
     spec = ExtensionSpec.of(obj)
     assert spec == _from_model(obj)
-    assert spec.upgrade == UpgradeSpec(automatic=AutomaticUpdates.PATCH, approved_version="0.8.0")
+    assert spec.upgrade == UpgradeSpec(
+        automatic=AutomaticUpdates.PATCH,
+        approved_version="0.8.0",
+        permission_growth=PermissionGrowth.ALLOW,
+        readiness=Readiness.RESPECT,
+        rollback_to="0.7.0",
+    )
 
 
 @pytest.mark.parametrize(
@@ -112,6 +132,7 @@ def test_the_upgrade_fields_are_read_as_the_model_reads_them() -> None:
             {"automatic": "Sometimes"},
             "spec.upgrade.automatic: unknown value 'Sometimes'",
         ),
+        (("spec", "upgrade"), {"readiness": "Maybe"}, "spec.upgrade.readiness: unknown value 'Maybe'"),
         (
             ("spec", "install"),
             {"preflight": {"crdUpgradeSafety": {"enforcement": "Loose"}}},

@@ -103,6 +103,7 @@ def test_cluster_extension_conditions() -> None:
         "OutsidePolicy",
         "ApprovalNotReachable",
         "PermissionGrowth",
+        "Readiness",
         "ClusterVersion",
         "NotHeld",
     }
@@ -129,6 +130,7 @@ def test_public_surface_is_pinned() -> None:
     # A name added to or dropped from olm.api is an API change; update this list deliberately.
     assert sorted(api.__all__) == sorted(
         [
+            "COMPATIBILITY_RESOURCES",
             "RESOURCES",
             "Assertion",
             "AssertionType",
@@ -174,6 +176,9 @@ def test_public_surface_is_pinned() -> None:
             "ObjectSelector",
             "ObjectSourceRef",
             "ObservedPhase",
+            "OperatorCondition",
+            "OperatorConditionSpec",
+            "OperatorConditionStatus",
             "OwnerReference",
             "PreflightConfig",
             "PrinterColumn",

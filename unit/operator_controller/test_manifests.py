@@ -107,6 +107,7 @@ def test_what_the_process_reads_cluster_wide() -> None:
         "clusterobjectsets.olm.operatorframework.io",
         "serviceaccounts.core",
         "customresourcedefinitions.apiextensions.k8s.io",
+        "operatorconditions.operators.coreos.com",
     }
 
 

@@ -212,3 +212,26 @@ async def test_catalog_reads_are_counted_and_collected(running: Running) -> None
     assert value("fetch_bytes_total") == expected > 0
     assert value("cache_bytes") == expected
     assert value("not_modified_total") == 0
+
+
+def _held_series(name: str) -> list[tuple[str, str]]:
+    return [
+        (sample.labels["version"], sample.labels["gate"])
+        for family in REGISTRY.collect()
+        if family.name == "olm_clusterextension_update_held"
+        for sample in family.samples
+        if sample.labels.get("name") == name and sample.value == 1
+    ]
+
+
+def test_a_held_step_has_one_series_replaced_as_it_changes_and_dropped_with_the_extension() -> None:
+    name = "held-metric-test"
+    metrics.set_update_held(name, "1.0.1", "Readiness")
+    assert _held_series(name) == [("1.0.1", "Readiness")]
+    metrics.set_update_held(name, "1.1.0", "OutsidePolicy")
+    assert _held_series(name) == [("1.1.0", "OutsidePolicy")]
+    metrics.set_update_held(name, None, None)
+    assert _held_series(name) == []
+    metrics.set_update_held(name, "1.1.0", "PermissionGrowth")
+    metrics.forget(name)
+    assert _held_series(name) == []

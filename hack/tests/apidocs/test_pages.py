@@ -110,10 +110,16 @@ def test_the_real_pages_link_only_to_their_own_unique_sections(file_name: str) -
     assert set(_ANCHOR_LINK.findall(page)) <= set(targets)
 
 
-def test_one_version_per_crd() -> None:
+def test_one_schema_per_crd() -> None:
     crd = copy.deepcopy(CRD)
     crd["spec"]["versions"].append({**crd["spec"]["versions"][0], "name": "v2"})
-    with pytest.raises(CRDError, match="expected exactly one version, found 2"):
+    with pytest.raises(CRDError, match="expected exactly one stored version, found 2"):
+        render_page(crd, source="x")
+    crd["spec"]["versions"][1] = {**crd["spec"]["versions"][0], "name": "v2", "storage": False}
+    assert "**Also served as**: `example.com/v2` (same schema)" in render_page(crd, source="x")
+    other_schema = {"openAPIV3Schema": {"type": "object"}}
+    crd["spec"]["versions"][1] = {**crd["spec"]["versions"][1], "schema": other_schema}
+    with pytest.raises(CRDError, match="its versions have different schemas"):
         render_page(crd, source="x")
     with pytest.raises(CRDError, match="not a CustomResourceDefinition"):
         render_page({**CRD, "kind": "Deployment"}, source="x")

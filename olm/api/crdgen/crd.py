@@ -35,7 +35,8 @@ class SchemaError(ValueError):
 
 
 def crd(resource: type[Resource]) -> JSON:
-    """The apiextensions.k8s.io/v1 CRD serving `resource` as group/version olm.operatorframework.io/v1."""
+    """The apiextensions.k8s.io/v1 CRD serving `resource` (olm.operatorframework.io/v1 for OLM's own
+    kinds), every version with the same schema and the first one stored."""
     info = resource.info
     schema = structural_schema(resource)
     schema["properties"] = {**schema["properties"], **_ROOT_FIELDS}
@@ -70,25 +71,26 @@ def crd(resource: type[Resource]) -> JSON:
             "annotations": {f"{names.GROUP}/generator": "hack.crdgen"},
         },
         "spec": {
-            "group": names.GROUP,
+            "group": info.group,
             "names": names_,
-            "scope": "Cluster",
+            "scope": "Namespaced" if info.namespaced else "Cluster",
             "versions": [
                 {
-                    "name": names.VERSION,
+                    "name": version,
                     "served": True,
-                    "storage": True,
+                    "storage": version == info.versions[0],
                     "subresources": {"status": {}},
                     "additionalPrinterColumns": columns,
                     "schema": {"openAPIV3Schema": schema},
                 }
+                for version in info.versions
             ],
         },
     }
 
 
 def file_name(resource: type[Resource]) -> str:
-    return f"{names.GROUP}_{resource.info.plural}.yaml"
+    return f"{resource.info.group}_{resource.info.plural}.yaml"
 
 
 class _Dumper(yaml.SafeDumper):

@@ -95,6 +95,7 @@ async def install(session: Session, args: argparse.Namespace) -> int:
         channels=args.channel or (),
         selector=selector,
         config=config,
+        readiness=args.readiness,
     )
     plan = await plan_install(session, obj, pull=pull_options(args))
     crd_safety = plan.crd_safety

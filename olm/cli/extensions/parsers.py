@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from olm.api import names
+from olm.api.extensionspec import Readiness
 from olm.cli.commands import Handler, Table
 from olm.cli.parsing import Subparsers, command_parser, output_flag, path, positive
 
@@ -48,8 +49,9 @@ def catalog_selector(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def add_source_flags(parser: argparse.ArgumentParser) -> None:
-    """`--channel`, `--catalog`, `--catalog-selector` and `--watch-namespace`: the spec fields a new
-    extension is planned with (`install` and `rbac`; read back with `catalog_selector(args)`)."""
+    """`--channel`, `--catalog`, `--catalog-selector`, `--watch-namespace` and `--readiness`: the
+    spec fields a new extension is planned with (`install` and `rbac`; read back with
+    `catalog_selector(args)`)."""
     parser.add_argument("--channel", action="append", metavar="C", help="channel to follow (repeatable)")
     parser.add_argument("--catalog", metavar="NAME", help="only this ClusterCatalog")
     parser.add_argument(
@@ -61,6 +63,13 @@ def add_source_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--watch-namespace", metavar="NS", help="the namespace the operator watches (spec.config.inline)"
+    )
+    parser.add_argument(
+        "--readiness",
+        choices=[str(r) for r in Readiness],
+        default=str(Readiness.NONE),
+        help="spec.upgrade.readiness: Respect or Ignore add the OperatorCondition contract of OLM v0 "
+        "(default: %(default)s)",
     )
 
 

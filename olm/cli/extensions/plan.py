@@ -26,7 +26,7 @@ import pydantic
 
 from olm import oci, semver
 from olm.api.clusterextension import CatalogFilter
-from olm.api.extensionspec import ExtensionSpec, SpecError, UpgradeConstraintPolicy
+from olm.api.extensionspec import ExtensionSpec, Readiness, SpecError, UpgradeConstraintPolicy
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.cli.catalogs.content import read_catalog
 from olm.cli.commands import CommandFailed
@@ -93,6 +93,7 @@ def extension_object(
     selector: dict[str, Any] | None = None,
     config: dict[str, Any] | None = None,
     upgrade_constraint_policy: str | None = None,
+    readiness: str | None = None,
 ) -> dict[str, Any]:
     """The ClusterExtension these arguments stand for (the one `install` creates)."""
     catalog: dict[str, Any] = {"packageName": package}
@@ -111,6 +112,8 @@ def extension_object(
     }
     if config:
         spec["config"] = {"configType": "Inline", "inline": config}
+    if readiness and readiness != Readiness.NONE:
+        spec["upgrade"] = {"readiness": str(readiness)}
     return {
         "apiVersion": CLUSTER_EXTENSION.api_version,
         "kind": CLUSTER_EXTENSION.kind,

@@ -60,6 +60,7 @@ async def rbac(session: Session, args: argparse.Namespace) -> int:
             channels=args.channel or (),
             selector=selector,
             config=config,
+            readiness=args.readiness,
         )
         plan = await plan_install(session, wanted, pull=pull, read=read, preflights=False)
         objects += plan.objects

@@ -16,9 +16,12 @@ into one stage), `state` (what a reconcile learns), `status` (conditions and the
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from olm import oci
-from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
+from olm.api import names
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET, OPERATOR_CONDITION
 from olm.operator_controller.clusterextension.catalogwatcher import CatalogWatcher
 from olm.operator_controller.clusterextension.options import Options
 from olm.operator_controller.clusterextension.reconciler import CONTROLLER_NAME, Reconciler
@@ -27,12 +30,20 @@ from olm.pipeline.catalogs import CatalogClient
 from olm.pipeline.unpack import BundleUnpacker
 from olm_runtime import controller
 from olm_runtime.client import kinds
-from olm_runtime.controller import event, source
+from olm_runtime.controller import event, handler, source
 from olm_runtime.manager import Manager
 
 __all__ = ["CONTROLLER_NAME", "FINALIZERS", "Options", "Reconciler", "setup_with_manager"]
 
 CATALOG_WATCH_NAME = "clusterextension-catalogs"
+
+
+def _condition_owner(obj: Mapping[str, Any]) -> Iterator[controller.Request]:
+    """The extension whose revision applied an OperatorCondition: a changed signal may release, or
+    hold, its update."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    if labels.get(names.OWNER_KIND_LABEL) == names.CLUSTER_EXTENSION and labels.get(names.OWNER_NAME_LABEL):
+        yield controller.Request(name=labels[names.OWNER_NAME_LABEL])
 
 
 async def setup_with_manager(
@@ -45,7 +56,8 @@ async def setup_with_manager(
 
     Equals `Builder(manager).for_(ClusterExtension).owns(ClusterObjectSet).watches(channel)`, where
     the channel is fed by a second controller reconciling ClusterCatalogs (`CatalogWatcher`), which
-    enqueues only the extensions whose package a changed catalog holds.
+    enqueues only the extensions whose package a changed catalog holds; and OperatorConditions
+    (`spec.upgrade.readiness`) enqueue the extension that applied them.
     """
     options = options or Options()
     # The ServiceAccount check reads this informer. Made here, it starts with the cache (in the
@@ -67,6 +79,7 @@ async def setup_with_manager(
         .for_(CLUSTER_EXTENSION)
         .owns(CLUSTER_OBJECT_SET)
         .watches(source.Channel(changed))
+        .watches_kind(OPERATOR_CONDITION, handler.enqueue_mapped(_condition_owner))
         .named(CONTROLLER_NAME)
         .with_options(controller.Options(max_concurrent_reconciles=options.max_concurrent_reconciles))
     )

@@ -13,7 +13,8 @@ The key is complete because it holds every input of `render.manifests_for` +
 - the bundle, by image digest (a digest names one content; a bundle named by tag is never looked
   up here, since only a pull tells its digest);
 - `spec.namespace` and `spec.config.inline` (the render's install namespace and configuration);
-- `spec.progressDeadlineMinutes` (part of the content digest).
+- `spec.progressDeadlineMinutes` (part of the content digest);
+- whether `spec.upgrade.readiness` adds the OperatorCondition contract.
 
 The certificate provider, the system namespace and the code are fixed for the life of the process.
 The revision side is checked, not keyed: the memo is used only when the newest active revision's
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from olm.api.extensionspec import ExtensionSpec
+from olm.api.extensionspec import ExtensionSpec, Readiness
 
 __all__ = ["RenderKey", "RenderMemo", "render_key"]
 
@@ -44,6 +45,7 @@ class RenderKey:
     config: bytes
     """`spec.config.inline` as canonical JSON (keys sorted), `null` when unset."""
     progress_deadline_minutes: int | None
+    operator_condition: bool
 
 
 def render_key(image: str, spec: ExtensionSpec) -> RenderKey:
@@ -52,6 +54,7 @@ def render_key(image: str, spec: ExtensionSpec) -> RenderKey:
         namespace=spec.namespace,
         config=orjson.dumps(spec.config, option=orjson.OPT_SORT_KEYS),
         progress_deadline_minutes=spec.progress_deadline_minutes,
+        operator_condition=spec.upgrade.readiness is not Readiness.NONE,
     )
 
 

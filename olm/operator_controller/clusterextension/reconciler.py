@@ -65,6 +65,7 @@ class Reconciler:
                 pipeline.unpack,
                 pipeline.render,
                 pipeline.check_permission_growth,
+                pipeline.check_readiness,
                 *tail,
             ),
         )
@@ -102,8 +103,10 @@ class Reconciler:
             )
         metrics.CONDITIONS.set(request.name, report.conditions)
         available = ((report.update or {}).get("available") or {}).get("version")
+        held = (report.update or {}).get("held") or {}
         installed = ((report.install or {}).get("bundle") or {}).get("version")
         metrics.set_update_available(request.name, _package(state), installed, available)
+        metrics.set_update_held(request.name, held.get("version"), held.get("heldBy"))
         metrics.set_revisions(request.name, state.states)
         self.install_clock.observe(extension, before, report.conditions)
         return controller.Result(requeue_after=state.requeue_after)

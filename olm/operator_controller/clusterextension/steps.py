@@ -13,6 +13,7 @@ import functools
 import os
 import signal
 import time
+from typing import Any
 
 import structlog
 
@@ -20,8 +21,8 @@ from olm import semver
 from olm.api import conditions as api
 from olm.api import names
 from olm.api import revisions as api_revisions
-from olm.api.extensionspec import CRDUpgradeSafetyEnforcement
-from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
+from olm.api.extensionspec import CRDUpgradeSafetyEnforcement, Readiness
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET, OPERATOR_CONDITION
 from olm.api.revisions import BundleRef, Revision, RevisionStates
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
@@ -305,8 +306,7 @@ class Pipeline:
     async def check_permission_growth(self, state: State) -> Next:
         """An update whose Roles and ClusterRoles grant more than the installed revision's waits
         for approval (`plan.grown`). Meanwhile the installed bundle is reconciled as it is, so a
-        change of its configuration still applies: its content is taken from the render memo when
-        nothing changed (`reuse_revision`), else unpacked and rendered again."""
+        change of its configuration still applies (`_hold`)."""
         installed = state.states.installed
         bundle = state.bundle
         assert bundle is not None
@@ -329,6 +329,61 @@ class Pipeline:
         held = plan.grown(request, bundle, state.objects, installed_roles)
         if held is None:
             return CONTINUE
+        return await self._hold(state, held)
+
+    async def check_readiness(self, state: State) -> Next:
+        """An update waits while the installed operator's OperatorCondition says it is not
+        upgradeable (`plan.unready`; `spec.upgrade.readiness: Respect`). Under `Ignore` the signal
+        is reported in a Warning Event and the update goes on. Meanwhile the installed bundle is
+        reconciled as it is, as under the permission-growth gate."""
+        installed = state.states.installed
+        bundle = state.bundle
+        assert bundle is not None
+        readiness = state.spec.upgrade.readiness
+        if installed is None or installed.bundle is None or readiness is Readiness.NONE:
+            return CONTINUE
+        if bundle.name == installed.bundle.name:
+            return CONTINUE
+        request = plan.Request(
+            extension=state.extension["metadata"]["name"],
+            spec=state.spec,
+            installed=Installed(name=installed.bundle.name, version=installed.bundle.version),
+        )
+        condition = await self._operator_condition(state, installed)
+        held = plan.unready(request, bundle, condition)
+        if held is None:
+            return CONTINUE
+        if readiness is Readiness.IGNORE:
+            message = f"spec.upgrade.readiness is Ignore, so the update goes on: {held.message}"
+            self.recorder.event(state.extension, events.WARNING, "ReadinessIgnored", message)
+            return CONTINUE
+        return await self._hold(state, held)
+
+    async def _operator_condition(self, state: State, installed: Revision) -> dict[str, Any] | None:
+        """The installed revision's OperatorCondition, from the cache: the one that revision
+        applied, else the one named after its bundle."""
+        name = state.extension["metadata"]["name"]
+        selector = api_revisions.owner_selector(name)
+        found = await self.reader.list(
+            OPERATOR_CONDITION, namespace=state.spec.namespace, label_selector=selector
+        )
+        labelled = [
+            c
+            for c in found
+            if (c["metadata"].get("labels") or {}).get(names.REVISION_NAME_LABEL) == installed.name
+        ]
+        bundle = installed.bundle.name if installed.bundle is not None else None
+        named = [c for c in found if c["metadata"]["name"] == bundle]
+        chosen = labelled or named
+        return dict(chosen[0]) if chosen else None
+
+    async def _hold(self, state: State, held: plan.Held) -> Next:
+        """Keep the installed bundle while `held` waits: report it, and carry on with the installed
+        bundle's content, from the render memo when nothing changed (`reuse_revision`), else
+        unpacked and rendered again."""
+        installed = state.states.installed
+        assert installed is not None
+        assert installed.bundle is not None
         updates = state.updates or plan.Updates(available=None, held=None, unreachable_approval=None)
         state.updates = dataclasses.replace(updates, held=held)
         state.bundle = _again(installed.bundle)

@@ -10,6 +10,8 @@ permission preflight's `lines_of`, so the two messages read alike): a `*` covers
 value, a rule without resourceNames covers every name, and a ClusterRole's rule (bound
 cluster-wide) covers the same rule in any namespace. So renaming or splitting roles, narrowing a
 rule or moving it from a ClusterRole into a Role is not growth; a new verb, resource or group is.
+The Role of OLM's OperatorCondition contract (`render.is_operator_condition_role`) is not the
+bundle's and is left out: each version's names its own condition, which is not growth either.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from olm.pipeline.preflight.permissions import Requirement, lines_of, role_requirements
+from olm.pipeline.render import is_operator_condition_role
 
 __all__ = ["added", "added_permissions", "granted"]
 
@@ -25,9 +28,12 @@ _RBAC = "rbac.authorization.k8s.io"
 
 
 def granted(objects: Iterable[Mapping[str, Any]]) -> frozenset[Requirement]:
-    """Every permission the Roles and ClusterRoles among `objects` grant, expanded."""
+    """Every permission the Roles and ClusterRoles among `objects` grant, expanded (the contract's
+    Role aside)."""
     out: set[Requirement] = set()
     for obj in objects:
+        if is_operator_condition_role(obj):
+            continue
         kind = obj.get("kind")
         if str(obj.get("apiVersion") or "").rpartition("/")[0] == _RBAC and kind in ("Role", "ClusterRole"):
             cluster = kind == "ClusterRole"

@@ -14,6 +14,10 @@ on namespaces); CRDs (conversion webhooks wired and CA-injected); the bundle's o
 `olm.targetNamespaces`, `olm.operatorNamespace` and the CSV's annotations, revisionHistoryLimit 1,
 certificate volumes, `deploymentConfig`); webhook configurations; webhook Services; certificates.
 
+`manifests_for(..., operator_condition=True)` adds OLM v0's OperatorCondition contract
+(`with_operator_condition`): the OperatorCondition, `OPERATOR_CONDITION_NAME` in the Deployments'
+containers, and a Role and RoleBinding for their ServiceAccounts on that one object.
+
 Promises: output is deterministic for the same input; generated names equal upstream's
 (`<csv>-<sa>` + base36 SHA-224 of the Go-encoded permission, truncated to 63 characters); objects are
 plain JSON-compatible dicts in Go's encoding (the golden tests compare them with upstream's output).
@@ -41,6 +45,7 @@ from olm.pipeline.render._errors import (
 )
 from olm.pipeline.render._kinds import SUPPORTED_KINDS
 from olm.pipeline.render._names import object_name, unique_name
+from olm.pipeline.render._operatorcondition import is_operator_condition_role, with_operator_condition
 from olm.pipeline.render._provider import manifests_for
 from olm.pipeline.render._renderer import render
 from olm.pipeline.render._targets import (
@@ -64,6 +69,7 @@ __all__ = [
     "UnsupportedBundleError",
     "apply_deployment_config",
     "default_target_namespaces",
+    "is_operator_condition_role",
     "manifests_for",
     "object_name",
     "parse_config",
@@ -72,4 +78,5 @@ __all__ = [
     "unique_name",
     "validate",
     "validate_target_namespaces",
+    "with_operator_condition",
 ]

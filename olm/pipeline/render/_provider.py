@@ -7,6 +7,7 @@ from typing import Any
 from olm.pipeline.render._certs import CertificateProvider
 from olm.pipeline.render._config import parse_config
 from olm.pipeline.render._errors import UnsupportedBundleError
+from olm.pipeline.render._operatorcondition import with_operator_condition
 from olm.pipeline.render._renderer import render
 from olm.registryv1.bundle import RegistryV1
 from olm.registryv1.clusterserviceversion import (
@@ -24,12 +25,15 @@ def manifests_for(
     config: Any = None,
     *,
     certificate_provider: CertificateProvider | None,
+    operator_condition: bool = False,
 ) -> list[dict[str, Any]]:
     """The objects to install for a ClusterExtension (upstream's `RegistryV1ManifestProvider.Get`).
 
     Equivalent to checking the bundle is supported, `parse_config(csv, config, install_namespace)`
     and `render(rv1, install_namespace, target_namespaces=[watch], deployment_config=...,
     certificate_provider=...)`. `config` is `spec.config.inline` as decoded JSON (None when unset).
+    With `operator_condition`, OLM v0's OperatorCondition contract is added (`spec.upgrade.readiness`
+    other than `None`: `with_operator_condition`).
     Raises `UnsupportedBundleError`, `InvalidConfigurationError` or `RenderError`.
     """
     csv = rv1.csv
@@ -46,10 +50,11 @@ def manifests_for(
         )
     bundle_config = parse_config(csv, config, install_namespace)
     targets = [bundle_config.watch_namespace] if bundle_config.watch_namespace is not None else None
-    return render(
+    objects = render(
         rv1,
         install_namespace,
         target_namespaces=targets,
         deployment_config=bundle_config.deployment_config,
         certificate_provider=certificate_provider,
     )
+    return with_operator_condition(objects, csv.name, install_namespace) if operator_condition else objects

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.api.extensionspec import ExtensionSpec
+from olm.api.extensionspec import ExtensionSpec, Readiness
 from olm.operator_controller import applier
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.clusterextension.memo import RenderKey, RenderMemo, render_key
@@ -63,6 +63,7 @@ def test_inline_config_is_compared_as_json_not_as_key_order() -> None:
         pytest.param(extension(namespace="elsewhere"), IMAGE, id="install namespace"),
         pytest.param(extension(**inline({"watchNamespace": "team-a"})), IMAGE, id="inline config"),
         pytest.param(extension(progressDeadlineMinutes=30), IMAGE, id="progress deadline"),
+        pytest.param(extension(upgrade={"readiness": "Respect"}), IMAGE, id="operator condition contract"),
     ],
 )
 def test_every_input_of_the_content_changes_the_key(changed: dict[str, Any], image: str) -> None:
@@ -78,6 +79,7 @@ def content_digest(obj: dict[str, Any]) -> str:
         spec.namespace,
         spec.config,
         certificate_provider=CertManagerProvider(),
+        operator_condition=spec.upgrade.readiness is not Readiness.NONE,
     )
     packed = applier.pack(
         "argocd-1", "argocd", objects, applier.PackingOptions(system_namespace="olmv1-system")
@@ -97,6 +99,10 @@ def test_equal_keys_mean_equal_content() -> None:
     assert content_digest(other) == content_digest(base)
     assert content_digest(extension(**inline(config), progressDeadlineMinutes=30)) != content_digest(base)
     assert content_digest(extension()) != content_digest(base)
+    # Respect and Ignore render the same contract: switching between them keeps the revision.
+    respect, ignore = (extension(upgrade={"readiness": r}) for r in ("Respect", "Ignore"))
+    assert key_of(respect) == key_of(ignore)
+    assert content_digest(respect) == content_digest(ignore) != content_digest(extension())
 
 
 def test_the_memo_answers_only_for_the_key_it_was_given() -> None:

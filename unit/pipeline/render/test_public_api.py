@@ -40,6 +40,7 @@ def test_render_exports() -> None:
         "VALIDATORS",
         "apply_deployment_config",
         "default_target_namespaces",
+        "is_operator_condition_role",
         "manifests_for",
         "object_name",
         "parse_config",
@@ -48,6 +49,7 @@ def test_render_exports() -> None:
         "unique_name",
         "validate",
         "validate_target_namespaces",
+        "with_operator_condition",
     ]
     for name in render.__all__:
         assert getattr(render, name) is not None
