@@ -21,7 +21,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from olm.api import names
-from olm.api.models import RESOURCES
+from olm.api.models import COMPATIBILITY_RESOURCES, RESOURCES
 from olm_runtime.client import Client, load_config
 from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
@@ -51,7 +51,8 @@ async def olm_crds(api_client: client.ApiClient, control_plane: ControlPlane) ->
     """Install (or update) the generated CRDs and wait until every kind is served."""
     ext = client.ApiextensionsV1Api(api_client)
     manifests = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(CRD_DIR.glob("*.yaml"))]
-    assert {m["spec"]["names"]["kind"] for m in manifests} == set(PLURALS)
+    served = {r.info.kind for r in (*RESOURCES, *COMPATIBILITY_RESOURCES)}
+    assert {m["spec"]["names"]["kind"] for m in manifests} == served
     for manifest in manifests:
         await _apply_crd(ext, manifest)
     crds = [m["metadata"]["name"] for m in manifests]

@@ -17,6 +17,7 @@ from olm.api.base import AGE_COLUMN, Model, PrinterColumn, Resource, ResourceInf
 from olm.api.extensionspec import (
     AutomaticUpdates,
     CRDUpgradeSafetyEnforcement,
+    OnFailure,
     PermissionGrowth,
     Readiness,
     UpgradeConstraintPolicy,
@@ -41,10 +42,12 @@ __all__ = [
     "ClusterExtensionUpgrade",
     "ExtensionSourceType",
     "HeldUpdate",
+    "OnFailure",
     "PermissionGrowth",
     "PreflightConfig",
     "Readiness",
     "RevisionStatus",
+    "RolledBackUpdate",
     "ServiceAccountReference",
     "SourceConfig",
     "UpdateStatus",
@@ -221,6 +224,13 @@ class ClusterExtensionUpgrade(Model):
     and major updates, `MajorUpgradeable` False major ones); `Ignore` provides the same but only
     reports the signal (a force override). Changing between `None` and the others rolls out a new
     revision; the ServiceAccount then needs the permissions for those objects."""
+    on_failure: OnFailure = OnFailure.STAY
+    """What an update does whose revision does not roll out within `progressDeadlineMinutes`:
+    `Stay` (the default) leaves it in place beside the previous revision; `Rollback` rolls the
+    extension back to the content of the revision installed before it (restored from that
+    revision, with the CRD upgrade safety check against the cluster's CRDs), reports it in
+    `status.update.rolledBack`, and does not try the failed bundle again until the spec changes or
+    a newer bundle is offered. Needs `progressDeadlineMinutes`."""
     rollback_to: (
         Annotated[
             str,
@@ -238,6 +248,15 @@ class ClusterExtensionUpgrade(Model):
 
 class ClusterExtensionSpec(Model):
     """The package to install and how to install it."""
+
+    model_config = object_rules(
+        Rule(
+            "!has(self.upgrade) || !has(self.upgrade.onFailure) || self.upgrade.onFailure != 'Rollback'"
+            " || has(self.progressDeadlineMinutes)",
+            "spec.upgrade.onFailure Rollback needs spec.progressDeadlineMinutes: a rollout fails only "
+            "once its deadline passes",
+        )
+    )
 
     namespace: Annotated[
         str,
@@ -307,13 +326,25 @@ class HeldUpdate(Model):
     """What holds it: `ApprovalRequired` (`spec.upgrade.automatic: None`), `OutsidePolicy` (its
     semantic-version class is beyond `spec.upgrade.automatic`), `PermissionGrowth` (it grants
     more than the installed bundle and `spec.upgrade.permissionGrowth` is `Hold`),
-    `ClusterVersion` (it needs a Kubernetes version this cluster is not) or `Readiness` (the
-    installed operator's OperatorCondition says it is not upgradeable)."""
+    `ClusterVersion` (it needs a Kubernetes version this cluster is not), `Readiness` (the
+    installed operator's OperatorCondition says it is not upgradeable) or `RolledBack` (it did not
+    roll out and was rolled back; it is tried again once the spec changes)."""
     added_permissions: (
         Annotated[list[Annotated[str, Field(max_length=1024)]], Field(max_length=512)] | None
     ) = None
     """With `PermissionGrowth`: exactly the permissions added, one line per namespace, group,
     resource and name with its verbs (the permission preflight's wording)."""
+
+
+class RolledBackUpdate(Model):
+    """An update that did not roll out and was rolled back (`spec.upgrade.onFailure: Rollback`)."""
+
+    failed: BundleMetadata
+    """The bundle whose revision did not roll out."""
+    restored: BundleMetadata
+    """The bundle whose revision's content was restored."""
+    reason: Annotated[str, Field(max_length=64)]
+    """Why: `ProgressDeadlineExceeded`."""
 
 
 class UpdateStatus(Model):
@@ -323,6 +354,8 @@ class UpdateStatus(Model):
     """The newest reachable bundle beyond the installed one; absent when there is none."""
     held: HeldUpdate | None = None
     """The step that `spec.upgrade` keeps from applying; absent when nothing is held."""
+    rolled_back: RolledBackUpdate | None = None
+    """The update last rolled back, while the extension runs the restored content."""
 
 
 class RevisionStatus(Model):
@@ -345,7 +378,7 @@ class ClusterExtensionStatus(Model):
     notices from the catalog; `Deprecated` rolls them up. `UpdateAvailable`: whether a newer bundle
     can be reached from the installed one. `UpdateHeld`: whether `spec.upgrade` keeps a step from
     applying (reason `ApprovalRequired`, `OutsidePolicy`, `ApprovalNotReachable`,
-    `PermissionGrowth`, `ClusterVersion` or `Readiness`)."""
+    `PermissionGrowth`, `ClusterVersion`, `Readiness` or `RolledBack`)."""
     install: ClusterExtensionInstallStatus | None = None
     """The installed bundle, once there is one."""
     active_revisions: Annotated[list[RevisionStatus], ListMap("name")] | None = None

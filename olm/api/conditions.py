@@ -38,6 +38,7 @@ __all__ = [
     "REASON_READINESS",
     "REASON_RECONCILING",
     "REASON_RETRYING",
+    "REASON_ROLLED_BACK",
     "REASON_ROLLING_OUT",
     "REASON_SUCCEEDED",
     "REASON_UNAVAILABLE",
@@ -107,6 +108,8 @@ REASON_CLUSTER_VERSION: Final = "ClusterVersion"
 """The update, or the installed bundle, does not run on this cluster's Kubernetes version."""
 REASON_READINESS: Final = "Readiness"
 """The installed operator's OperatorCondition says it is not upgradeable (roadmap F25)."""
+REASON_ROLLED_BACK: Final = "RolledBack"
+"""The update did not roll out within its progress deadline and was rolled back (roadmap F23)."""
 REASON_NOT_HELD: Final = "NotHeld"
 
 
@@ -156,6 +159,7 @@ CLUSTER_EXTENSION: Final = _table(
             REASON_PERMISSION_GROWTH,
             REASON_CLUSTER_VERSION,
             REASON_READINESS,
+            REASON_ROLLED_BACK,
             REASON_NOT_HELD,
         ),
     }

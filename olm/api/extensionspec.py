@@ -22,6 +22,7 @@ __all__ = [
     "CRDUpgradeSafetyEnforcement",
     "CatalogSource",
     "ExtensionSpec",
+    "OnFailure",
     "PermissionGrowth",
     "Readiness",
     "SpecError",
@@ -71,6 +72,15 @@ class Readiness(StrEnum):
     IGNORE = "Ignore"
     """Provide the contract and report the operator's signal, but do not obey it (a force
     override)."""
+
+
+class OnFailure(StrEnum):
+    """What happens when an update's revision does not roll out within its progress deadline."""
+
+    STAY = "Stay"
+    """Nothing: the previous revision stays in place beside the failed one, as before the field."""
+    ROLLBACK = "Rollback"
+    """Roll back to the content of the revision that was installed before (roadmap F23, opt-in)."""
 
 
 class CRDUpgradeSafetyEnforcement(StrEnum):
@@ -160,6 +170,7 @@ class UpgradeSpec:
     """`approvedVersion`: the one version an administrator approved, whatever `automatic` says."""
     permission_growth: PermissionGrowth = PermissionGrowth.HOLD
     readiness: Readiness = Readiness.NONE
+    on_failure: OnFailure = OnFailure.STAY
     rollback_to: str | None = None
     """`rollbackTo`: keep the extension at the content of the newest revision that installed this
     version, restored from that revision."""
@@ -172,6 +183,7 @@ class UpgradeSpec:
             approved_version=_optional(data, "approvedVersion", str, where) or None,
             permission_growth=_enum(data, "permissionGrowth", PermissionGrowth, PermissionGrowth.HOLD, where),
             readiness=_enum(data, "readiness", Readiness, Readiness.NONE, where),
+            on_failure=_enum(data, "onFailure", OnFailure, OnFailure.STAY, where),
             rollback_to=_optional(data, "rollbackTo", str, where) or None,
         )
 

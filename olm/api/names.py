@@ -36,6 +36,7 @@ __all__ = [
     "OWNER_NAME_LABEL",
     "PACKAGE_NAME_LABEL",
     "REVISION_NAME_LABEL",
+    "ROLLBACK_ANNOTATION",
     "SERVICE_ACCOUNT_NAMESPACE_ANNOTATION",
     "SERVICE_ACCOUNT_NAME_ANNOTATION",
     "TEARDOWN_FINALIZER",
@@ -66,6 +67,10 @@ REVISION_NAME_LABEL: Final = f"{GROUP}/revision-name"
 BUNDLE_REFERENCE_ANNOTATION: Final = f"{GROUP}/bundle-reference"
 """On a ClusterObjectSet: the image (by digest) of the bundle it was rendered from."""
 CONTENT_DIGEST_ANNOTATION: Final = f"{GROUP}/content-digest"
+ROLLBACK_ANNOTATION: Final = f"{GROUP}/rollback"
+"""On a ClusterObjectSet that restores an earlier revision's content because a newer one did not
+roll out (`spec.upgrade.onFailure: Rollback`): which bundle failed, why, and at which generation of
+the extension's spec (JSON, `revisions.RollbackRecord`)."""
 """On a ClusterObjectSet: digest of its rendered content, so an unchanged render makes no new revision."""
 
 # Annotations on a ClusterObjectSet naming the ServiceAccount its objects are applied as.

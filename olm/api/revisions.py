@@ -8,6 +8,7 @@ Pure reading, shared by operator-controller (which creates revisions with
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from olm.api import conditions as api
 from olm.api import names
 from olm_runtime import conditions, ownerrefs
 
-__all__ = ["BundleRef", "Revision", "RevisionStates", "owner_selector", "states"]
+__all__ = ["BundleRef", "Revision", "RevisionStates", "RollbackRecord", "owner_selector", "states"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +31,45 @@ class BundleRef:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RollbackRecord:
+    """Why a revision restores an earlier one's content (its `names.ROLLBACK_ANNOTATION`)."""
+
+    failed_bundle: str
+    failed_version: str
+    reason: str
+    generation: int
+    """The extension's `metadata.generation` when it rolled back: a later spec is the
+    administrator acting, and the failed bundle may be tried again."""
+
+    def annotation(self) -> str:
+        return json.dumps(
+            {
+                "failedBundle": self.failed_bundle,
+                "failedVersion": self.failed_version,
+                "reason": self.reason,
+                "generation": self.generation,
+            },
+            sort_keys=True,
+        )
+
+    @classmethod
+    def parse(cls, text: str | None) -> RollbackRecord | None:
+        """The record in `text`, or None when there is none or it does not read as one."""
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+            return cls(
+                failed_bundle=str(data["failedBundle"]),
+                failed_version=str(data["failedVersion"]),
+                reason=str(data["reason"]),
+                generation=int(data["generation"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Revision:
     name: str
     number: int
@@ -38,6 +78,8 @@ class Revision:
     bundle: BundleRef | None
     digest: str
     object: Mapping[str, Any]
+    rollback: RollbackRecord | None = None
+    """Set on a revision that restored an earlier one's content after a failed update."""
 
     @property
     def conditions(self) -> list[dict[str, Any]]:
@@ -65,6 +107,7 @@ class Revision:
             bundle=bundle,
             digest=annotations.get(names.CONTENT_DIGEST_ANNOTATION, ""),
             object=cos,
+            rollback=RollbackRecord.parse(annotations.get(names.ROLLBACK_ANNOTATION)),
         )
 
 

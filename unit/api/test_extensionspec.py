@@ -14,6 +14,7 @@ from olm.api.extensionspec import (
     CatalogSource,
     CRDUpgradeSafetyEnforcement,
     ExtensionSpec,
+    OnFailure,
     PermissionGrowth,
     Readiness,
     SpecError,
@@ -53,6 +54,7 @@ def _from_model(obj: dict[str, Any]) -> ExtensionSpec:
             approved_version=spec.upgrade.approved_version,
             permission_growth=spec.upgrade.permission_growth,
             readiness=spec.upgrade.readiness,
+            on_failure=spec.upgrade.on_failure,
             rollback_to=spec.upgrade.rollback_to,
         ),
     )
@@ -101,6 +103,7 @@ def test_the_upgrade_fields_are_read_as_the_model_reads_them() -> None:
         "approvedVersion": "0.8.0",
         "permissionGrowth": "Allow",
         "readiness": "Respect",
+        "onFailure": "Rollback",
         "rollbackTo": "0.7.0",
     }
     spec = ExtensionSpec.of(obj)
@@ -110,6 +113,7 @@ def test_the_upgrade_fields_are_read_as_the_model_reads_them() -> None:
         approved_version="0.8.0",
         permission_growth=PermissionGrowth.ALLOW,
         readiness=Readiness.RESPECT,
+        on_failure=OnFailure.ROLLBACK,
         rollback_to="0.7.0",
     )
 

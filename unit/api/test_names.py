@@ -104,6 +104,7 @@ def test_cluster_extension_conditions() -> None:
         "ApprovalNotReachable",
         "PermissionGrowth",
         "Readiness",
+        "RolledBack",
         "ClusterVersion",
         "NotHeld",
     }

@@ -7,13 +7,13 @@ import argparse
 from typing import Any
 
 from olm.api import names
-from olm.api.extensionspec import Readiness
 from olm.cli.commands import Handler, Table
 from olm.cli.parsing import Subparsers, command_parser, output_flag, path, positive
 
 __all__ = [
     "COMMANDS",
     "DEFAULT_TIMEOUT",
+    "READINESS",
     "add_commands",
     "add_pull_flags",
     "add_source_flags",
@@ -48,6 +48,11 @@ def catalog_selector(args: argparse.Namespace) -> dict[str, Any] | None:
     return {"matchLabels": labels} if labels else None
 
 
+READINESS = ("None", "Respect", "Ignore")
+"""`spec.upgrade.readiness`'s values, spelled here so parsing the command line stays light (the
+enum's module is imported only by the commands that run)."""
+
+
 def add_source_flags(parser: argparse.ArgumentParser) -> None:
     """`--channel`, `--catalog`, `--catalog-selector`, `--watch-namespace` and `--readiness`: the
     spec fields a new extension is planned with (`install` and `rbac`; read back with
@@ -66,8 +71,8 @@ def add_source_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--readiness",
-        choices=[str(r) for r in Readiness],
-        default=str(Readiness.NONE),
+        choices=READINESS,
+        default=READINESS[0],
         help="spec.upgrade.readiness: Respect or Ignore add the OperatorCondition contract of OLM v0 "
         "(default: %(default)s)",
     )

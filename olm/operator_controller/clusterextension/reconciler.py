@@ -60,7 +60,9 @@ class Reconciler:
             CONTROLLER_NAME,
             (
                 *head,
+                pipeline.roll_back_failed,  # `onFailure: Rollback`, before anything is resolved
                 pipeline.resolve,
+                pipeline.hold_rolled_back,
                 pipeline.reuse_revision,
                 pipeline.unpack,
                 pipeline.render,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.extensionspec import ExtensionSpec
-from olm.api.revisions import RevisionStates
+from olm.api.revisions import RevisionStates, RollbackRecord
 from olm.operator_controller.applier import PackedRevision
 from olm.operator_controller.clusterextension.memo import RenderMemo
 from olm.operator_controller.clusterextension.options import Options
@@ -47,6 +47,8 @@ class State:
     packed: PackedRevision | None = None
     digest: str = ""
     """pack."""
+    rollback: RollbackRecord | None = None
+    """roll_back_failed: why the content restored is rolled out (apply records it)."""
     failure: Failure | None = None
     requeue_after: float | None = None
 

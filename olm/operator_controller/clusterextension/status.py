@@ -118,6 +118,20 @@ def _update_status(updates: plan.Updates) -> dict[str, Any] | None:
     return status or None
 
 
+def _with_rollback(update: dict[str, Any] | None, states: RevisionStates) -> dict[str, Any] | None:
+    """`update` with `rolledBack` while the newest revision restores content after a failed update."""
+    rest = {k: v for k, v in (update or {}).items() if k != "rolledBack"}
+    latest = states.latest
+    record = latest.rollback if latest is not None else None
+    if latest is not None and latest.bundle is not None and record is not None:
+        rest["rolledBack"] = {
+            "failed": {"name": record.failed_bundle, "version": record.failed_version},
+            "restored": {"name": latest.bundle.name, "version": latest.bundle.version},
+            "reason": record.reason,
+        }
+    return rest or None
+
+
 def _mirror(revision_conditions: Sequence[dict[str, Any]], kind: str) -> dict[str, Any] | None:
     found = conditions.find(revision_conditions, kind)
     return dict(found) if found is not None else None
@@ -236,6 +250,8 @@ def compute(
         for kind, status_value, reason, message in _update_rows(updates):
             put(kind, status_value, reason, message)
         update = _update_status(updates)
+    if installed is not None:
+        update = _with_rollback(update, states)
 
     install = None
     if installed is not None and installed.bundle is not None:

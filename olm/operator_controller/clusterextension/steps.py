@@ -21,9 +21,9 @@ from olm import semver
 from olm.api import conditions as api
 from olm.api import names
 from olm.api import revisions as api_revisions
-from olm.api.extensionspec import CRDUpgradeSafetyEnforcement, Readiness
+from olm.api.extensionspec import CRDUpgradeSafetyEnforcement, OnFailure, Readiness
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET, OPERATOR_CONDITION
-from olm.api.revisions import BundleRef, Revision, RevisionStates
+from olm.api.revisions import BundleRef, Revision, RevisionStates, RollbackRecord
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.clusterextension.memo import render_key
@@ -34,7 +34,7 @@ from olm.pipeline.preflight import verdicts
 from olm.pipeline.render import CertManagerProvider
 from olm.pipeline.resolve import Installed, ResolvedBundle
 from olm.pipeline.unpack import pinned
-from olm_runtime import events, tracing
+from olm_runtime import conditions, events, tracing
 from olm_runtime.client import errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next
 
@@ -181,6 +181,78 @@ class Pipeline:
                 "with the Kubernetes cluster.",
             )
         return CONTINUE
+
+    async def roll_back_failed(self, state: State) -> Next:
+        """`spec.upgrade.onFailure: Rollback`: when the newest revision did not roll out within its
+        progress deadline, the content of the installed revision before it is read back from its
+        ClusterObjectSet and rolled out as a new revision that records the failure (then `pack`
+        and the preflights as for any content: the CRD check compares the restored CRDs with the
+        cluster's). A revision that is itself a rollback is never rolled back: that would loop."""
+        if state.spec.upgrade.on_failure is not OnFailure.ROLLBACK:
+            return CONTINUE
+        latest, installed = state.states.latest, state.states.installed
+        if (
+            latest is None
+            or installed is None
+            or latest.name == installed.name
+            or latest.rollback is not None
+        ):
+            return CONTINUE
+        progressing = conditions.find(latest.conditions, api.TYPE_PROGRESSING) or {}
+        if progressing.get("reason") != api.REASON_PROGRESS_DEADLINE_EXCEEDED:
+            return CONTINUE
+        assert installed.bundle is not None
+        assert latest.bundle is not None
+        try:
+            state.objects = await revisions.revision_objects(
+                self.client, installed.object, system_namespace=self.options.system_namespace
+            )
+        except errors.NotFound as err:
+            message = f"cannot roll back to revision {installed.name}: its content is gone: {err}"
+            return self._fail(state, api.REASON_BLOCKED, message, retry=False)
+        state.bundle = _again(installed.bundle)
+        state.image = installed.bundle.image
+        state.rollback = RollbackRecord(
+            failed_bundle=latest.bundle.name,
+            failed_version=latest.bundle.version,
+            reason=api.REASON_PROGRESS_DEADLINE_EXCEEDED,
+            generation=int(state.extension["metadata"].get("generation") or 0),
+        )
+        for step in (self.pack, self.preflight, self.check_permissions, self.apply):
+            if await step(state) is STOP:
+                return STOP
+        self.recorder.event(
+            state.extension,
+            events.WARNING,
+            "RolledBack",
+            f'bundle "{latest.bundle.name}" ({latest.bundle.version}) did not roll out within '
+            f"spec.progressDeadlineMinutes (revision {latest.name}); rolling back to the content of "
+            f'revision {installed.name}, bundle "{installed.bundle.name}" ({installed.bundle.version})',
+        )
+        return STOP
+
+    async def hold_rolled_back(self, state: State) -> Next:
+        """After an automatic rollback, the failed bundle is not tried again by itself: while the
+        spec is the one it failed with, the extension keeps the restored content (nothing is
+        rendered again) and the bundle shows as held. A spec edit, such as approving that version,
+        or a newer bundle, moves on."""
+        latest = state.states.latest
+        record = latest.rollback if latest is not None else None
+        bundle = state.bundle
+        assert bundle is not None
+        if record is None or bundle.name != record.failed_bundle:
+            return CONTINUE
+        if int(state.extension["metadata"].get("generation") or 0) != record.generation:
+            return CONTINUE
+        message = (
+            f'bundle "{bundle.name}" ({bundle.version}) did not roll out within spec.progressDeadlineMinutes '
+            "and was rolled back; it is not tried again until the spec changes (for example "
+            f"spec.upgrade.approvedVersion: {bundle.version}) or a newer bundle is offered"
+        )
+        updates = state.updates or plan.Updates(available=None, held=None, unreachable_approval=None)
+        held = plan.Held(bundle=bundle, reason=api.REASON_ROLLED_BACK, message=message)
+        state.updates = dataclasses.replace(updates, held=held)
+        return STOP
 
     async def resolve(self, state: State) -> Next:
         """Gather the selected catalogs' content and pick the bundle (`plan.gather`, `plan.choose`).
@@ -421,7 +493,14 @@ class Pipeline:
         assert state.bundle is not None
         wanted = {**_bundle_annotations(state.bundle, state.image), **_identity_annotations(state)}
         have = (revision.object.get("metadata") or {}).get("annotations") or {}
-        changed = {k: v for k, v in wanted.items() if have.get(k) != v}
+        changed: dict[str, str | None] = {k: v for k, v in wanted.items() if have.get(k) != v}
+        if (
+            revision.rollback is not None
+            and revision.bundle is not None
+            and revision.bundle.name != state.bundle.name
+        ):
+            # The same content now stands for another bundle: it no longer restores anything.
+            changed[names.ROLLBACK_ANNOTATION] = None
         if not changed:
             return
         with contextlib.suppress(errors.NotFound):
@@ -484,6 +563,8 @@ class Pipeline:
             **_identity_annotations(state),
             names.CONTENT_DIGEST_ANNOTATION: state.digest,
         }
+        if state.rollback is not None:
+            annotations[names.ROLLBACK_ANNOTATION] = state.rollback.annotation()
         labels = {names.OWNER_KIND_LABEL: names.CLUSTER_EXTENSION, names.OWNER_NAME_LABEL: name}
         try:
             created = await revisions.create_revision(
@@ -503,7 +584,7 @@ class Pipeline:
         state.states = RevisionStates(all=(*state.states.all, Revision.of(created)))
         installed = state.states.installed
         verb = "upgrading" if installed is not None else "installing"
-        if state.spec.upgrade.rollback_to is not None:
+        if state.spec.upgrade.rollback_to is not None or state.rollback is not None:
             verb = "rolling back to"
         self.recorder.event(
             extension,

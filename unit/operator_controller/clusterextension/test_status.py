@@ -6,7 +6,7 @@ from typing import Any
 
 from olm.api import conditions as api
 from olm.api import names
-from olm.api.revisions import RevisionStates, states
+from olm.api.revisions import RevisionStates, RollbackRecord, states
 from olm.operator_controller.clusterextension import status
 from olm.pipeline import plan
 from olm.pipeline.resolve import Deprecation, ResolvedBundle, Update
@@ -258,3 +258,34 @@ def test_without_a_resolution_the_update_status_stays_as_it_was() -> None:
     )
     assert nothing.update is None
     assert not [c for c in nothing.conditions if c["type"].startswith("Update")]
+
+
+def test_a_rollback_is_reported_while_its_revision_is_the_newest() -> None:
+    record = RollbackRecord(
+        failed_bundle="pkg.v1.1.0", failed_version="1.1.0", reason="ProgressDeadlineExceeded", generation=4
+    )
+    assert RollbackRecord.parse(record.annotation()) == record
+    assert RollbackRecord.parse("not json") is None
+    assert RollbackRecord.parse('{"failedBundle": "x"}') is None
+    restoring = revision(3, succeeded=True, progressing=("True", "Succeeded", ""))
+    restoring["metadata"]["annotations"][names.ROLLBACK_ANNOTATION] = record.annotation()
+    revisions = [revision(1, archived=True), revision(2, archived=True, version="1.1.0"), restoring]
+    report = status.compute([], states(revisions, UID), failure=None, deprecation=None, generation=4)
+    assert report.update == {
+        "rolledBack": {
+            "failed": {"name": "pkg.v1.1.0", "version": "1.1.0"},
+            "restored": {"name": "pkg.v1.0.0", "version": "1.0.0"},
+            "reason": "ProgressDeadlineExceeded",
+        }
+    }
+    # A newer revision without the record: the rollback is history, and so is the report.
+    newer = revision(4, progressing=("True", "RollingOut", ""), version="1.1.0")
+    report = status.compute(
+        [],
+        states([*revisions, newer], UID),
+        failure=None,
+        deprecation=None,
+        generation=5,
+        previous_update=report.update,
+    )
+    assert report.update is None
