@@ -27,7 +27,7 @@ from olm.api import conditions as api
 from olm.api import names
 from olm.api.kinds import OPERATOR_CONDITION
 from olm_runtime import conditions
-from olm_runtime.client import kinds
+from olm_runtime.client import errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_testkit.names import unique
@@ -133,6 +133,21 @@ async def test_the_operator_holds_its_own_updates_by_semver_class(
     assert "spec" not in await extensions.kube.get(
         OPERATOR_CONDITION, "someone-else.v1.0.0", namespace=namespace
     )
+
+    # Deleted by someone else, it is restored as any object of the revision is (the operator sets
+    # its conditions again on the new object, as a restarted operator would).
+    uid = (await _operator_condition(extensions, namespace, "1.0.0"))["metadata"]["uid"]
+    await extensions.kube.delete(OPERATOR_CONDITION, _csv("1.0.0"), namespace=namespace)
+
+    async def restored() -> bool:
+        try:
+            found = await _operator_condition(extensions, namespace, "1.0.0")
+        except errors.NotFound:
+            return False
+        return bool(found["metadata"]["uid"] != uid)
+
+    await eventually(restored, what="the deleted OperatorCondition to be restored", timeout=90)
+    await operator.set("Upgradeable", "False", "Migrating", "moving the fact store")
     before = await installed_state(extensions, name)
 
     # A patch update appears: held with the operator's words, and nothing of the revision moves.

@@ -69,6 +69,7 @@ def _update(extension: Mapping[str, Any]) -> dict[str, Any] | None:
     return {
         "available": (update or {}).get("available"),
         "held": (update or {}).get("held"),
+        "rolledBack": (update or {}).get("rolledBack"),
         "why": why,
         "automatic": policy.get("automatic", "Any"),
         "approvedVersion": policy.get("approvedVersion", ""),
@@ -184,6 +185,15 @@ def _selector_text(selector: Mapping[str, Any] | None) -> str:
     return "selector " + ", ".join(parts)
 
 
+def _release(name: str, held: Mapping[str, Any]) -> str:
+    """What lets a held step go, by what holds it."""
+    if held["heldBy"] == api.REASON_READINESS:
+        return "the operator's OperatorCondition holds it; spec.upgrade.readiness Ignore forces it"
+    if held["heldBy"] == api.REASON_CLUSTER_VERSION:
+        return "it needs another Kubernetes version"
+    return f"approve with `olmctl upgrade {name} --approve {held['version']}`"
+
+
 def _update_fields(name: str, update: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     if update is None:
         return []
@@ -194,11 +204,20 @@ def _update_fields(name: str, update: Mapping[str, Any] | None) -> list[tuple[st
     if available:
         path = " -> ".join(available["path"])
         fields.append(("Available", f"{available['name']} ({available['version']}), path {path}"))
+    rolled_back = update["rolledBack"]
+    if rolled_back:
+        failed, restored = rolled_back["failed"], rolled_back["restored"]
+        fields.append(
+            (
+                "Rolled back",
+                f"{failed['name']} ({failed['version']}) failed ({rolled_back['reason']}); "
+                f"running {restored['name']} ({restored['version']})",
+            )
+        )
     held = update["held"]
     if held:
-        approve = f"`olmctl upgrade {name} --approve {held['version']}`"
         fields.append(
-            ("Held", f"{held['name']} ({held['version']}): {held['heldBy']}; approve with {approve}")
+            ("Held", f"{held['name']} ({held['version']}): {held['heldBy']}; {_release(name, held)}")
         )
         fields += [("Adds", line) for line in held.get("addedPermissions") or ()]
     elif update["why"]:

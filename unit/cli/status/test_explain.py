@@ -260,3 +260,31 @@ def test_updates_found_and_held_are_shown_with_the_way_to_approve() -> None:
         "Held:        kube-green.v0.8.0 (0.8.0): OutsidePolicy; approve with "
         "`olmctl upgrade green --approve 0.8.0`"
     ) in lines
+
+
+def test_a_rollback_and_a_hold_by_the_operator_say_what_happened_and_what_releases_it() -> None:
+    extension = {
+        **EXTENSION,
+        "spec": {**EXTENSION["spec"], "upgrade": {"readiness": "Respect", "onFailure": "Rollback"}},
+        "status": {
+            **EXTENSION["status"],
+            "update": {
+                "held": {"name": "kube-green.v0.8.0", "version": "0.8.0", "heldBy": "Readiness"},
+                "rolledBack": {
+                    "failed": {"name": "kube-green.v0.7.2", "version": "0.7.2"},
+                    "restored": {"name": "kube-green.v0.7.1", "version": "0.7.1"},
+                    "reason": "ProgressDeadlineExceeded",
+                },
+            },
+        },
+    }
+    data = explain.status_data(extension, REVISIONS, EVENTS, diagnose(extension, REVISIONS))
+    lines = explain.status_text(data, NOW).splitlines()
+    assert (
+        "Rolled back: kube-green.v0.7.2 (0.7.2) failed (ProgressDeadlineExceeded); "
+        "running kube-green.v0.7.1 (0.7.1)"
+    ) in lines
+    assert (
+        "Held:        kube-green.v0.8.0 (0.8.0): Readiness; the operator's OperatorCondition holds it; "
+        "spec.upgrade.readiness Ignore forces it"
+    ) in lines
