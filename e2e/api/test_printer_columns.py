@@ -141,6 +141,8 @@ async def test_kubectl_get_prints_the_columns(
         "INSTALLED",
         "PROGRESSING",
         "UPDATE",
+        "HELD",
+        "BY",
         "AGE",
     ]
 

@@ -132,7 +132,10 @@ async def test_an_update_waits_for_approval_and_nothing_moves_before_it(
     assert (await extensions.get(name))["spec"]["upgrade"] == {
         "automatic": "None",
         "approvedVersion": "1.0.1",
-        "permissionGrowth": "Hold",  # the API server's default
+        # The API server's defaults:
+        "permissionGrowth": "Hold",
+        "readiness": "None",
+        "onFailure": "Stay",
     }
     await wait_installed(extensions, name, "1.0.1")
     await wait_revisions(extensions, name, {f"{name}-1": "Archived", f"{name}-2": "Active"})
