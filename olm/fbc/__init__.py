@@ -22,6 +22,7 @@ from olm.compat.kubeyaml import KubernetesLoader
 from olm.fbc._errors import CatalogError, InvalidCatalog, ParseError, Problem, ShapeError
 from olm.fbc._meta import SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Meta, Origin
 from olm.fbc._model import (
+    PROPERTY_BUNDLE_OBJECT,
     Bundle,
     Channel,
     ChannelEntry,
@@ -33,6 +34,7 @@ from olm.fbc._model import (
     Property,
     RelatedImage,
     View,
+    embedded_csv,
     view,
 )
 from olm.fbc._validate import SEMVER, Validator, checked, validate
@@ -40,6 +42,7 @@ from olm.fbc._walk import DEFAULT_MAX_OBJECT_BYTES, iter_files, iter_metas, iter
 
 __all__ = [
     "DEFAULT_MAX_OBJECT_BYTES",
+    "PROPERTY_BUNDLE_OBJECT",
     "SCHEMA_BUNDLE",
     "SCHEMA_CHANNEL",
     "SCHEMA_DEPRECATIONS",
@@ -66,6 +69,7 @@ __all__ = [
     "Validator",
     "View",
     "checked",
+    "embedded_csv",
     "iter_files",
     "iter_metas",
     "iter_stream",

@@ -14,6 +14,8 @@ in the order they are declared here.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
@@ -24,6 +26,23 @@ from olm.fbc._errors import ShapeError
 from olm.fbc._meta import SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Meta
 
 PROPERTY_PACKAGE = "olm.package"
+PROPERTY_BUNDLE_OBJECT = "olm.bundle.object"
+
+
+def embedded_csv(value: object) -> dict[str, Any] | None:
+    """The ClusterServiceVersion an `olm.bundle.object` property's `value` carries (base64 JSON in
+    `data`, as older catalogs hold the whole CSV), or None when it is another kind or does not
+    decode: an unreadable object says nothing about the CSV."""
+    data = value.get("data") if isinstance(value, dict) else None
+    if not isinstance(data, str):
+        return None
+    try:
+        obj = orjson.loads(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+    return obj if isinstance(obj, dict) and obj.get("kind") == "ClusterServiceVersion" else None
+
+
 """The bundle property carrying `{packageName, version}`."""
 
 Location = tuple[str | int, ...]
@@ -211,6 +230,14 @@ class Bundle:
         return cls(
             name=name, package=package, image=image, properties=properties, related_images=related_images
         )
+
+    def embedded_csv(self) -> dict[str, Any] | None:
+        """The first ClusterServiceVersion among its `olm.bundle.object` properties (`embedded_csv`)."""
+        for value in self.properties_of(PROPERTY_BUNDLE_OBJECT):
+            csv = embedded_csv(value)
+            if csv is not None:
+                return csv
+        return None
 
     def properties_of(self, type_: str) -> list[Any]:
         """The values of every property of type `type_`, in order."""

@@ -12,6 +12,7 @@ def test_fbc_exports_exactly_these_names() -> None:
     assert sorted(fbc.__all__) == sorted(
         [
             "DEFAULT_MAX_OBJECT_BYTES",
+            "PROPERTY_BUNDLE_OBJECT",
             "SCHEMA_BUNDLE",
             "SCHEMA_CHANNEL",
             "SCHEMA_DEPRECATIONS",
@@ -38,6 +39,7 @@ def test_fbc_exports_exactly_these_names() -> None:
             "Validator",
             "View",
             "checked",
+            "embedded_csv",
             "iter_files",
             "iter_metas",
             "iter_stream",

@@ -7,13 +7,9 @@ the whole CSV in an `olm.bundle.object` property (older ones); both are read, th
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import orjson
 
 from olm import fbc, semver
 from olm.pipeline.catalogs import PackageContent
@@ -31,7 +27,6 @@ __all__ = [
 ]
 
 PROPERTY_CSV_METADATA = "olm.csv.metadata"
-PROPERTY_BUNDLE_OBJECT = "olm.bundle.object"
 PROPERTY_GVK = "olm.gvk"
 
 
@@ -40,22 +35,11 @@ def csv_metadata(bundle: fbc.Bundle) -> dict[str, Any]:
     for value in bundle.properties_of(PROPERTY_CSV_METADATA):
         if isinstance(value, dict):
             return value
-    for value in bundle.properties_of(PROPERTY_BUNDLE_OBJECT):
-        data = value.get("data") if isinstance(value, dict) else None
-        if not isinstance(data, str):
-            continue
-        try:
-            obj = orjson.loads(base64.b64decode(data, validate=True))
-        except (binascii.Error, ValueError):
-            continue  # an unreadable object says nothing about the CSV; the next one might
-        if isinstance(obj, dict) and obj.get("kind") == "ClusterServiceVersion":
-            spec = obj.get("spec")
-            if not isinstance(spec, dict):
-                return {}
-            return {
-                k: spec[k] for k in ("displayName", "description", "keywords", "installModes") if k in spec
-            }
-    return {}
+    csv = bundle.embedded_csv()
+    spec = csv.get("spec") if csv is not None else None
+    if not isinstance(spec, dict):
+        return {}
+    return {k: spec[k] for k in ("displayName", "description", "keywords", "installModes") if k in spec}
 
 
 def _version(bundle: fbc.Bundle) -> semver.Version | None:

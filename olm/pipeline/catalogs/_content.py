@@ -40,14 +40,27 @@ def wanted(obj: dict[str, object], package: str) -> bool:
 
 
 CSV_METADATA = "olm.csv.metadata"
-"""Kept, when its type is wanted, with only the field a reader uses: `minKubeVersion`."""
+"""Kept, when its type is wanted, with only the field a reader uses: `minKubeVersion`. An
+`olm.bundle.object` CSV (older catalogs) is kept as such a property when it declares one."""
 
 
 def _only(properties: object, types: frozenset[str]) -> object:
     """The properties of `types`; anything but a list is left for validation to report."""
     if not isinstance(properties, list):
         return properties
-    return [_slim(p) for p in properties if not isinstance(p, dict) or p.get("type") in types]
+    kept = [_slim(p) for p in properties if not isinstance(p, dict) or p.get("type") in types]
+    if CSV_METADATA in types:
+        kept += [m for p in properties if (m := _embedded_minimum(p)) is not None]
+    return kept
+
+
+def _embedded_minimum(prop: object) -> dict[str, object] | None:
+    if not isinstance(prop, dict) or prop.get("type") != fbc.PROPERTY_BUNDLE_OBJECT:
+        return None
+    csv = fbc.embedded_csv(prop.get("value"))
+    spec = csv.get("spec") if csv is not None else None
+    minimum = spec.get("minKubeVersion") if isinstance(spec, dict) else None
+    return {"type": CSV_METADATA, "value": {"minKubeVersion": minimum}} if minimum else None
 
 
 def _slim(prop: object) -> object:

@@ -3,7 +3,8 @@
 A bundle says so in its catalog entry in two ways:
 
 - `olm.csv.metadata` (the CSV's metadata, as `opm render` writes it) with `minKubeVersion`, the
-  field OLM v0 checks before it installs a CSV;
+  field OLM v0 checks before it installs a CSV; older catalogs carry the whole CSV in an
+  `olm.bundle.object` property instead, whose `spec.minKubeVersion` counts the same;
 - `olm.kubeVersion`, whose value is a version range (`">=1.30.0 <1.36.0"`), for a bundle that also
   has an upper bound.
 
@@ -39,7 +40,9 @@ def unsupported(bundle: fbc.Bundle, cluster: semver.Version) -> str | None:
     Kubernetes >= 1.36.0; this cluster is 1.35.4"), or None when it can or says nothing. A value
     that does not parse counts as unmet: the bundle's author meant a constraint."""
     who = f"{bundle.package} {bundle.version}"
-    for metadata in bundle.properties_of(CSV_METADATA):
+    embedded = bundle.embedded_csv()
+    csv_spec = embedded.get("spec") if embedded is not None else None
+    for metadata in (*bundle.properties_of(CSV_METADATA), csv_spec):
         minimum = metadata.get("minKubeVersion") if isinstance(metadata, dict) else None
         if not minimum:
             continue

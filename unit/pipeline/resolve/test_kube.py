@@ -3,16 +3,19 @@ the bundles the cluster cannot run, and what `plan.choose` reports about them.""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import orjson
 import pytest
+import yaml
 
 from olm import semver
 from olm.api import conditions as api
 from olm.api.extensionspec import CatalogSource, CRDUpgradeSafetyEnforcement, ExtensionSpec
 from olm.pipeline import catalogs, plan, resolve
 from olm.pipeline.catalogs.gathering import CatalogContent, Gathered
+from unit import realdata
 from unit.pipeline.resolve.catalogs import chain, content
 
 CLUSTER = semver.Version(1, 35, 4)
@@ -170,3 +173,75 @@ def test_a_slim_catalog_client_keeps_only_min_kube_version_of_the_csv_metadata()
         ("olm.csv.metadata", {"minKubeVersion": "1.36.0"}),
         ("olm.kubeVersion", "<2.0.0"),
     ]
+
+
+def bundle_object(obj: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "olm.bundle.object", "value": {"data": base64.b64encode(orjson.dumps(obj)).decode()}}
+
+
+CSV_OBJECT = {
+    "apiVersion": "operators.coreos.com/v1alpha1",
+    "kind": "ClusterServiceVersion",
+    "spec": {"minKubeVersion": "1.36.0"},
+}
+
+
+def test_an_older_catalog_s_embedded_csv_counts_as_its_metadata() -> None:
+    older = content(
+        channels={"stable": chain("x", ["1.0.0", "1.1.0"])},
+        properties={
+            "x.v1.1.0": [
+                bundle_object({"kind": "CustomResourceDefinition", "spec": {}}),
+                bundle_object(CSV_OBJECT),
+            ],
+            "x.v1.0.0": [{"type": "olm.bundle.object", "value": {"data": "not base64!"}}],
+        },
+    )
+    by_name = {b.name: b for b in older.bundles}
+    assert resolve.unsupported(by_name["x.v1.1.0"], CLUSTER) == (
+        "x 1.1.0 needs Kubernetes >= 1.36.0; this cluster is 1.35.4"
+    )
+    assert resolve.unsupported(by_name["x.v1.0.0"], CLUSTER) is None
+
+
+def test_a_slim_catalog_client_keeps_the_embedded_csv_s_min_kube_version_only() -> None:
+    line = orjson.dumps(
+        {
+            "schema": "olm.bundle",
+            "package": "x",
+            "name": "x.v1.1.0",
+            "image": "i",
+            "properties": [
+                {"type": "olm.package", "value": {"packageName": "x", "version": "1.1.0"}},
+                bundle_object(CSV_OBJECT),
+                bundle_object({"kind": "CustomResourceDefinition"}),
+            ],
+        }
+    )
+    [kept] = catalogs.parse_lines("c", "x", [line], bundle_properties=resolve.BUNDLE_PROPERTIES).bundles
+    assert [(p.type, p.value) for p in kept.properties] == [
+        ("olm.package", {"packageName": "x", "version": "1.1.0"}),
+        ("olm.csv.metadata", {"minKubeVersion": "1.36.0"}),
+    ]
+    assert resolve.unsupported(kept, CLUSTER) is not None
+
+
+def test_the_real_bundle_object_catalog_reads_and_declares_no_minimum() -> None:
+    path = (
+        realdata.require()
+        / "catalogs"
+        / "compliance-operator-fbc"
+        / "v4.16-bundle-object"
+        / "compliance-operator"
+        / "catalog.yaml"
+    )
+    documents = [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("schema") == "olm.bundle"]
+    lines = [orjson.dumps(d) for d in documents]
+    parsed = catalogs.parse_lines(
+        "c", "compliance-operator", lines, bundle_properties=resolve.BUNDLE_PROPERTIES
+    )
+    assert len(parsed.bundles) == len(documents) > 10
+    assert all(resolve.unsupported(b, semver.Version(1, 20, 0)) is None for b in parsed.bundles)
+    # Every bundle embeds its CSV, and the full reading finds it.
+    full = catalogs.parse_lines("c", "compliance-operator", lines)
+    assert all(b.embedded_csv() is not None for b in full.bundles)
