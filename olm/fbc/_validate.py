@@ -136,9 +136,9 @@ class Validator:
         self._link_channels_and_bundles()
         for name, package in self._packages.items():
             subject = f"{SCHEMA_PACKAGE} name {name!r}"
-            if not package.default_channel:
-                self._problem(package.origin, subject, "defaultChannel must be set")
-            elif package.default_channel not in package.channels:
+            # No defaultChannel is served, as upstream's catalogd serves it: resolution never reads
+            # it, and only olmctl's listings need one (they say so).
+            if package.default_channel and package.default_channel not in package.channels:
                 self._problem(
                     package.origin, subject, f"defaultChannel {package.default_channel!r} does not exist"
                 )

@@ -61,9 +61,15 @@ async def package_versions(session: Session, args: argparse.Namespace) -> int:
     missing: list[str] = []
     for name, content in await serving.find_package(session, args.package, args.catalog):
         channel = args.channel or (content.package.default_channel if content.package else "")
-        found = versions_of(content, channel)
+        found = versions_of(content, channel) if channel else None
+        channels = ", ".join(sorted(c.name for c in content.channels)) or "none"
+        if not channel:
+            missing.append(
+                f"catalog {name!r} names no default channel of {args.package!r}: pass --channel "
+                f"(channels: {channels})"
+            )
+            continue
         if found is None:
-            channels = ", ".join(sorted(c.name for c in content.channels)) or "none"
             missing.append(
                 f"catalog {name!r} has no channel {channel!r} of {args.package!r} (channels: {channels})"
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -409,6 +410,15 @@ def test_missing_catalog_never_yields_a_non_successor() -> None:
             )
         )
     assert "home (not serving)" in str(caught.value)
+
+
+def test_a_package_without_a_default_channel_resolves_over_every_channel() -> None:
+    # Upstream serves such a package and never reads defaultChannel; neither does resolution here.
+    two = content(channels={"stable": chain("x", ["1.0.0", "1.1.0"]), "fast": chain("x", ["1.2.0"])})
+    assert two.package is not None
+    headless = dataclasses.replace(two, package=dataclasses.replace(two.package, default_channel=""))
+    assert _run(Case({}, [("c", 0, headless)])).bundle.version == "1.2.0"
+    assert _run(Case({"channels": ["stable"]}, [("c", 0, headless)])).bundle.version == "1.1.0"
 
 
 @pytest.mark.parametrize(
