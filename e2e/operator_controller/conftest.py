@@ -326,10 +326,12 @@ def cat_facts_chain(
     *versions: str,
     edit_crd: Callable[[str], Callable[[dict[str, Any]], None]] = crd_version_annotation,
     properties: dict[str, tuple[dict[str, Any], ...]] | None = None,
+    bundle_properties: dict[str, tuple[dict[str, Any], ...]] | None = None,
 ) -> realdata.CustomPackage:
     """The real cat-facts-operator 1.0.0 bundle published as each of `versions` of `package`, each
-    replacing the one before; `edit_crd(version)` edits that version's CRD and `properties[version]`
-    are more properties of its catalog entry."""
+    replacing the one before; `edit_crd(version)` edits that version's CRD, `properties[version]`
+    are more properties of its catalog entry and `bundle_properties[version]` its bundle's own
+    `metadata/properties.yaml`."""
     source = realdata.real_bundle("cat-facts-operator", "1.0.0")
     return realdata.CustomPackage(
         name=package,
@@ -340,6 +342,7 @@ def cat_facts_chain(
                 replaces=f"{package}.v{versions[index - 1]}" if index else None,
                 edit_crd=edit_crd(version),
                 properties=(properties or {}).get(version, ()),
+                bundle_properties=(bundle_properties or {}).get(version, ()),
             )
             for index, version in enumerate(versions)
         ),

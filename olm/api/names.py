@@ -35,6 +35,7 @@ __all__ = [
     "OWNER_KIND_LABEL",
     "OWNER_NAME_LABEL",
     "PACKAGE_NAME_LABEL",
+    "PROPERTIES_ANNOTATION",
     "REVISION_NAME_LABEL",
     "ROLLBACK_ANNOTATION",
     "SERVICE_ACCOUNT_NAMESPACE_ANNOTATION",
@@ -67,6 +68,10 @@ REVISION_NAME_LABEL: Final = f"{GROUP}/revision-name"
 BUNDLE_REFERENCE_ANNOTATION: Final = f"{GROUP}/bundle-reference"
 """On a ClusterObjectSet: the image (by digest) of the bundle it was rendered from."""
 CONTENT_DIGEST_ANNOTATION: Final = f"{GROUP}/content-digest"
+PROPERTIES_ANNOTATION: Final = "olm.properties"
+"""On a ClusterObjectSet, as upstream writes it: the bundle's properties (its CSV's `olm.properties`
+with `metadata/properties.yaml` merged in) as a JSON list, for tools that read them (for example
+`olm.maxOpenShiftVersion`); absent when the bundle has none."""
 ROLLBACK_ANNOTATION: Final = f"{GROUP}/rollback"
 """On a ClusterObjectSet that restores an earlier revision's content because a newer one did not
 roll out (`spec.upgrade.onFailure: Rollback`): which bundle failed, why, and at which generation of

@@ -191,7 +191,11 @@ class _Catalog:
         for item in custom.bundles:
             name = custom.bundle_name(item.version)
             bundle_dir = item.source
-            if item.edit_crd is not None or item.version != _csv_version(item.source):
+            if (
+                item.edit_crd is not None
+                or item.bundle_properties
+                or item.version != _csv_version(item.source)
+            ):
                 bundle_dir = _derive(item, custom.name, name, Path(tempfile.mkdtemp(prefix="bundle-")) / "b")
             ref = push_bundle(self.pusher, self.host, f"{self.prefix}/{custom.name}-bundle", bundle_dir)
             self.bundles[name] = ref
@@ -310,9 +314,9 @@ def publish_fixture_catalog(
 class CustomBundle:
     """One version of a custom package, built from a real registry+v1 bundle directory.
 
-    When `version` differs from the CSV's, or `edit_crd` is given, a copy of the bundle is changed:
-    the CSV's `spec.version` and name (`<csv base>.v<version>`), and each CRD passed to `edit_crd`
-    (which changes the decoded object in place)."""
+    When `version` differs from the CSV's, or `edit_crd` or `bundle_properties` is given, a copy of
+    the bundle is changed: the CSV's `spec.version` and name (`<csv base>.v<version>`), each CRD
+    passed to `edit_crd` (which changes the decoded object in place), and `metadata/properties.yaml`."""
 
     version: str
     source: Path
@@ -323,6 +327,8 @@ class CustomBundle:
     edit_crd: Callable[[dict[str, Any]], None] | None = None
     properties: tuple[dict[str, Any], ...] = ()
     """More properties of its catalog entry (after `olm.package`)."""
+    bundle_properties: tuple[dict[str, Any], ...] = ()
+    """Properties written to the bundle's own `metadata/properties.yaml`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -366,6 +372,9 @@ def _derive(custom: CustomBundle, package: str, bundle_name: str, into: Path) ->
     annotations = yaml.load(annotations_file.read_bytes(), Loader=fbc.KubernetesLoader)
     annotations["annotations"][f"{layout.BUNDLE_LABEL_PREFIX}package.v1"] = package
     annotations_file.write_text(json.dumps(annotations))
+    if custom.bundle_properties:
+        properties_file = into / "metadata" / "properties.yaml"
+        properties_file.write_text(json.dumps({"properties": list(custom.bundle_properties)}))
     return into
 
 

@@ -16,6 +16,10 @@ The key is complete because it holds every input of `render.manifests_for` +
 - `spec.progressDeadlineMinutes` (part of the content digest);
 - whether `spec.upgrade.readiness` adds the OperatorCondition contract.
 
+With the digest it keeps the bundle's `olm.properties` (`Rendered`), which the revision's
+annotations carry and which a skipped render cannot read. Only rendered content is remembered:
+content restored from a revision (`rollbackTo`, `onFailure: Rollback`) is no render of its key.
+
 The certificate provider, the system namespace and the code are fixed for the life of the process.
 The revision side is checked, not keyed: the memo is used only when the newest active revision's
 content-digest annotation equals the remembered digest, so a new, archived, deleted or edited
@@ -32,7 +36,7 @@ import orjson
 
 from olm.api.extensionspec import ExtensionSpec, Readiness
 
-__all__ = ["RenderKey", "RenderMemo", "render_key"]
+__all__ = ["RenderKey", "RenderMemo", "Rendered", "render_key"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,22 +62,31 @@ def render_key(image: str, spec: ExtensionSpec) -> RenderKey:
     )
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """What a render produced that a steady reconcile still needs without rendering."""
+
+    digest: str
+    properties: str | None
+    """The bundle's `olm.properties` (the revision's annotation of that name)."""
+
+
 class RenderMemo:
-    """The content digest last computed per extension, with the key it was computed from; one entry
-    per extension, dropped with it."""
+    """The content digest (and bundle properties) last computed per extension, with the key it was
+    computed from; one entry per extension, dropped with it."""
 
     def __init__(self) -> None:
-        self._digests: dict[str, tuple[RenderKey, str]] = {}
+        self._rendered: dict[str, tuple[RenderKey, Rendered]] = {}
 
-    def remember(self, extension: str, key: RenderKey, digest: str) -> None:
-        self._digests[extension] = (key, digest)
+    def remember(self, extension: str, key: RenderKey, rendered: Rendered) -> None:
+        self._rendered[extension] = (key, rendered)
 
-    def digest(self, extension: str, key: RenderKey) -> str | None:
-        """The digest remembered for `extension` if it was computed from `key`, else None."""
-        found = self._digests.get(extension)
+    def lookup(self, extension: str, key: RenderKey) -> Rendered | None:
+        """What was remembered for `extension` if it was computed from `key`, else None."""
+        found = self._rendered.get(extension)
         if found is None or found[0] != key:
             return None
         return found[1]
 
     def forget(self, extension: str) -> None:
-        self._digests.pop(extension, None)
+        self._rendered.pop(extension, None)

@@ -42,6 +42,9 @@ class State:
     """unpack: the bundle image by digest."""
     registry_v1: RegistryV1 | None = None
     """unpack."""
+    properties: str | None = None
+    """unpack (the CSV's `olm.properties`), restore and roll_back_failed (the source revision's):
+    the revision's `olm.properties` annotation; None when not known or the bundle has none."""
     objects: list[dict[str, Any]] = field(default_factory=list)
     """render."""
     packed: PackedRevision | None = None

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import re
 import signal
 import time
 from typing import Any
@@ -26,7 +27,7 @@ from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET, OPERATOR_CONDITIO
 from olm.api.revisions import BundleRef, Revision, RevisionStates, RollbackRecord
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
-from olm.operator_controller.clusterextension.memo import render_key
+from olm.operator_controller.clusterextension.memo import Rendered, render_key
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.status import Failure
 from olm.pipeline import plan
@@ -61,6 +62,35 @@ def _bundle_annotations(bundle: ResolvedBundle, image: str) -> dict[str, str]:
     }
 
 
+_LABEL_VALUE = re.compile(r"^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+
+
+def _revision_labels(state: State) -> dict[str, str]:
+    """Owner labels, and the package name and bundle version as labels too (upstream's seeds select
+    revisions with them), each only when it is a valid label value (`1.0.0+build` is not)."""
+    assert state.bundle is not None
+    labels = {
+        names.OWNER_KIND_LABEL: names.CLUSTER_EXTENSION,
+        names.OWNER_NAME_LABEL: state.extension["metadata"]["name"],
+    }
+    for key, value in (
+        (names.PACKAGE_NAME_LABEL, state.bundle.package),
+        (names.BUNDLE_VERSION_LABEL, state.bundle.version),
+    ):
+        if value and _LABEL_VALUE.match(value):
+            labels[key] = value
+    return labels
+
+
+def _revision_annotations(state: State) -> dict[str, str]:
+    """What a revision says of its bundle and identity, and the bundle's properties when known."""
+    assert state.bundle is not None
+    annotations = {**_bundle_annotations(state.bundle, state.image), **_identity_annotations(state)}
+    if state.properties is not None:
+        annotations[names.PROPERTIES_ANNOTATION] = state.properties
+    return annotations
+
+
 def _identity_annotations(state: State) -> dict[str, str]:
     return {
         names.SERVICE_ACCOUNT_NAME_ANNOTATION: state.spec.service_account,
@@ -77,6 +107,12 @@ def _again(installed: BundleRef) -> ResolvedBundle:
         image=installed.image,
         catalog="",
     )
+
+
+def _properties_of(revision: Revision) -> str | None:
+    annotations = (revision.object.get("metadata") or {}).get("annotations") or {}
+    value = annotations.get(names.PROPERTIES_ANNOTATION)
+    return str(value) if value is not None else None
 
 
 def _same_version(text: str, wanted: semver.Version) -> bool:
@@ -212,6 +248,7 @@ class Pipeline:
             return self._fail(state, api.REASON_BLOCKED, message, retry=False)
         state.bundle = _again(installed.bundle)
         state.image = installed.bundle.image
+        state.properties = _properties_of(installed)
         state.rollback = RollbackRecord(
             failed_bundle=latest.bundle.name,
             failed_version=latest.bundle.version,
@@ -332,6 +369,7 @@ class Pipeline:
             return self._fail(state, api.REASON_BLOCKED, message, retry=False)
         state.bundle = _again(source.bundle)
         state.image = source.bundle.image
+        state.properties = _properties_of(source)
         return CONTINUE
 
     async def reuse_revision(self, state: State) -> Next:
@@ -345,9 +383,11 @@ class Pipeline:
         if image is None or latest is None:
             return CONTINUE
         name = state.extension["metadata"]["name"]
-        if self.memory.render.digest(name, render_key(image, state.spec)) != latest.digest:
+        rendered = self.memory.render.lookup(name, render_key(image, state.spec))
+        if rendered is None or rendered.digest != latest.digest:
             return CONTINUE
         state.image = image
+        state.properties = rendered.properties
         await self._refresh_annotations(state, latest)
         return STOP
 
@@ -361,6 +401,8 @@ class Pipeline:
             return self._refused(state, refused)
         state.image = unpacked.image
         state.registry_v1 = unpacked.bundle
+        # The CSV's annotation of the same name, with metadata/properties.yaml merged in on load.
+        state.properties = unpacked.bundle.csv.annotations.get(names.PROPERTIES_ANNOTATION)
         return CONTINUE
 
     async def render(self, state: State) -> Next:
@@ -482,7 +524,9 @@ class Pipeline:
         except applier.PackingError as err:
             return self._fail(state, api.REASON_BLOCKED, _for_bundle(state, str(err)), retry=False)
         state.digest = revisions.content_digest(state.packed, state.spec.progress_deadline_minutes)
-        self.memory.render.remember(name, render_key(state.image, state.spec), state.digest)
+        if state.registry_v1 is not None:  # rendered here; restored content is no render of the key
+            rendered = Rendered(digest=state.digest, properties=state.properties)
+            self.memory.render.remember(name, render_key(state.image, state.spec), rendered)
         latest = state.states.latest
         if latest is None or latest.digest != state.digest:
             return CONTINUE  # an older active revision with this content is not reused: it is being replaced
@@ -491,9 +535,16 @@ class Pipeline:
 
     async def _refresh_annotations(self, state: State, revision: Revision) -> None:
         assert state.bundle is not None
-        wanted = {**_bundle_annotations(state.bundle, state.image), **_identity_annotations(state)}
-        have = (revision.object.get("metadata") or {}).get("annotations") or {}
+        wanted = _revision_annotations(state)
+        metadata = revision.object.get("metadata") or {}
+        have = metadata.get("annotations") or {}
         changed: dict[str, str | None] = {k: v for k, v in wanted.items() if have.get(k) != v}
+        have_labels = metadata.get("labels") or {}
+        wanted_labels = _revision_labels(state)
+        labels: dict[str, str | None] = {k: v for k, v in wanted_labels.items() if have_labels.get(k) != v}
+        for key in (names.PACKAGE_NAME_LABEL, names.BUNDLE_VERSION_LABEL):
+            if key in have_labels and key not in wanted_labels:
+                labels[key] = None  # the new version is not a valid label value: no stale one stays
         if (
             revision.rollback is not None
             and revision.bundle is not None
@@ -501,11 +552,11 @@ class Pipeline:
         ):
             # The same content now stands for another bundle: it no longer restores anything.
             changed[names.ROLLBACK_ANNOTATION] = None
-        if not changed:
+        if not changed and not labels:
             return
         with contextlib.suppress(errors.NotFound):
             updated = await self.client.patch(
-                CLUSTER_OBJECT_SET, revision.name, {"metadata": {"annotations": changed}}
+                CLUSTER_OBJECT_SET, revision.name, {"metadata": {"annotations": changed, "labels": labels}}
             )
             state.states = RevisionStates(
                 all=tuple(Revision.of(updated) if r.name == revision.name else r for r in state.states.all)
@@ -558,14 +609,10 @@ class Pipeline:
             system_namespace=self.options.system_namespace,
             keep=[s["metadata"]["name"] for s in state.packed.secrets],
         )
-        annotations = {
-            **_bundle_annotations(state.bundle, state.image),
-            **_identity_annotations(state),
-            names.CONTENT_DIGEST_ANNOTATION: state.digest,
-        }
+        annotations = {**_revision_annotations(state), names.CONTENT_DIGEST_ANNOTATION: state.digest}
         if state.rollback is not None:
             annotations[names.ROLLBACK_ANNOTATION] = state.rollback.annotation()
-        labels = {names.OWNER_KIND_LABEL: names.CLUSTER_EXTENSION, names.OWNER_NAME_LABEL: name}
+        labels = _revision_labels(state)
         try:
             created = await revisions.create_revision(
                 self.client,

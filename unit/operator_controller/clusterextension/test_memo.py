@@ -10,7 +10,7 @@ import pytest
 from olm.api.extensionspec import ExtensionSpec, Readiness
 from olm.operator_controller import applier
 from olm.operator_controller.applier import revisions
-from olm.operator_controller.clusterextension.memo import RenderKey, RenderMemo, render_key
+from olm.operator_controller.clusterextension.memo import Rendered, RenderKey, RenderMemo, render_key
 from olm.pipeline.render import CertManagerProvider, manifests_for
 from unit import realdata
 
@@ -108,12 +108,13 @@ def test_equal_keys_mean_equal_content() -> None:
 def test_the_memo_answers_only_for_the_key_it_was_given() -> None:
     memo = RenderMemo()
     key = key_of(extension())
-    assert memo.digest("argocd", key) is None
-    memo.remember("argocd", key, "sha256:1")
-    assert memo.digest("argocd", key) == "sha256:1"
-    assert memo.digest("argocd", key_of(extension(), OTHER_IMAGE)) is None
-    assert memo.digest("other", key) is None
-    memo.remember("argocd", key_of(extension(), OTHER_IMAGE), "sha256:2")
-    assert memo.digest("argocd", key) is None
+    assert memo.lookup("argocd", key) is None
+    first = Rendered(digest="sha256:1", properties='[{"type":"t","value":1}]')
+    memo.remember("argocd", key, first)
+    assert memo.lookup("argocd", key) == first
+    assert memo.lookup("argocd", key_of(extension(), OTHER_IMAGE)) is None
+    assert memo.lookup("other", key) is None
+    memo.remember("argocd", key_of(extension(), OTHER_IMAGE), Rendered(digest="sha256:2", properties=None))
+    assert memo.lookup("argocd", key) is None
     memo.forget("argocd")
-    assert memo.digest("argocd", key_of(extension(), OTHER_IMAGE)) is None
+    assert memo.lookup("argocd", key_of(extension(), OTHER_IMAGE)) is None
