@@ -51,18 +51,19 @@ class Operator:
         self.plane = plane
         self.binary = binaries / "operator-condition"
         self.namespace = namespace
+        self._token = ""
 
     async def injected_name(self) -> str:
         """`OPERATOR_CONDITION_NAME` of the Deployment's container, as operator-controller rendered it."""
         (deployment,) = (await self.kube.list(kinds.DEPLOYMENT, namespace=self.namespace)).items
+        containers = deployment["spec"]["template"]["spec"]["containers"]
         values = {
             e["value"]
-            for container in deployment["spec"]["template"]["spec"]["containers"]
+            for container in containers
             for e in container.get("env") or ()
             if e["name"] == names.OPERATOR_CONDITION_NAME_ENV
         }
         # Every container has it (and once: a set of one value could hide a repeat, `env` cannot).
-        containers = deployment["spec"]["template"]["spec"]["containers"]
         assert all(
             [e["name"] for e in c.get("env") or ()].count(names.OPERATOR_CONDITION_NAME_ENV) == 1
             for c in containers
@@ -70,15 +71,21 @@ class Operator:
         (value,) = values
         return str(value)
 
+    async def token(self) -> str:
+        """A token of the ServiceAccount the Deployment runs as (requested once: it outlives the test)."""
+        if not self._token:
+            request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+            answer = await self.kube.create_subresource(
+                kinds.SERVICE_ACCOUNT, OPERATOR_ACCOUNT, "token", request, namespace=self.namespace
+            )
+            self._token = str(answer["status"]["token"])
+        return self._token
+
     async def run(self, *args: str, condition_name: str | None = None) -> Completed:
-        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
-        answer = await self.kube.create_subresource(
-            kinds.SERVICE_ACCOUNT, OPERATOR_ACCOUNT, "token", request, namespace=self.namespace
-        )
         return await run_as_operator(
             self.binary,
             *args,
-            token=answer["status"]["token"],
+            token=await self.token(),
             namespace=self.namespace,
             condition_name=condition_name or await self.injected_name(),
             server=self.plane.server,

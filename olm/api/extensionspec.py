@@ -175,6 +175,11 @@ class UpgradeSpec:
     """`rollbackTo`: keep the extension at the content of the newest revision that installed this
     version, restored from that revision."""
 
+    @property
+    def operator_condition(self) -> bool:
+        """Whether revisions carry OLM v0's OperatorCondition contract (`readiness` not `None`)."""
+        return self.readiness is not Readiness.NONE
+
     @classmethod
     def parse(cls, data: Mapping[str, Any], where: str = "spec.upgrade") -> UpgradeSpec:
         data = _mapping(data, where)

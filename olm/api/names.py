@@ -68,6 +68,7 @@ REVISION_NAME_LABEL: Final = f"{GROUP}/revision-name"
 BUNDLE_REFERENCE_ANNOTATION: Final = f"{GROUP}/bundle-reference"
 """On a ClusterObjectSet: the image (by digest) of the bundle it was rendered from."""
 CONTENT_DIGEST_ANNOTATION: Final = f"{GROUP}/content-digest"
+"""On a ClusterObjectSet: digest of its rendered content, so an unchanged render makes no new revision."""
 PROPERTIES_ANNOTATION: Final = "olm.properties"
 """On a ClusterObjectSet, as upstream writes it: the bundle's properties (its CSV's `olm.properties`
 with `metadata/properties.yaml` merged in) as a JSON list, for tools that read them (for example
@@ -76,7 +77,6 @@ ROLLBACK_ANNOTATION: Final = f"{GROUP}/rollback"
 """On a ClusterObjectSet that restores an earlier revision's content because a newer one did not
 roll out (`spec.upgrade.onFailure: Rollback`): which bundle failed, why, and at which generation of
 the extension's spec (JSON, `revisions.RollbackRecord`)."""
-"""On a ClusterObjectSet: digest of its rendered content, so an unchanged render makes no new revision."""
 
 # Annotations on a ClusterObjectSet naming the ServiceAccount its objects are applied as.
 SERVICE_ACCOUNT_NAME_ANNOTATION: Final = f"{GROUP}/service-account-name"

@@ -26,7 +26,9 @@ from olm.fbc._errors import ShapeError
 from olm.fbc._meta import SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Meta
 
 PROPERTY_PACKAGE = "olm.package"
+"""The bundle property carrying `{packageName, version}`."""
 PROPERTY_BUNDLE_OBJECT = "olm.bundle.object"
+"""The bundle property carrying a whole manifest (base64 JSON), as older catalogs hold the CSV."""
 
 
 def embedded_csv(value: object) -> dict[str, Any] | None:
@@ -42,8 +44,6 @@ def embedded_csv(value: object) -> dict[str, Any] | None:
         return None
     return obj if isinstance(obj, dict) and obj.get("kind") == "ClusterServiceVersion" else None
 
-
-"""The bundle property carrying `{packageName, version}`."""
 
 Location = tuple[str | int, ...]
 """The path to a field: keys and list indexes from the object down."""

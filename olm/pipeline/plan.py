@@ -26,7 +26,7 @@ import orjson
 
 from olm import fbc, oci, semver
 from olm.api import conditions as api
-from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec, PermissionGrowth, Readiness
+from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec, PermissionGrowth
 from olm.pipeline.catalogs import PackageContent
 from olm.pipeline.catalogs.gathering import Gathered, PackageReader, gather_from
 from olm.pipeline.preflight import growth, readiness
@@ -58,6 +58,7 @@ from olm.pipeline.resolve import (
     reachable,
     resolve,
     unsupported,
+    update_class,
 )
 from olm.pipeline.unpack import BundleUnpacker, Unpacked, UnpackError
 from olm.registryv1 import ALL_NAMESPACES, OWN_NAMESPACE, SINGLE_NAMESPACE, RegistryV1
@@ -82,6 +83,7 @@ __all__ = [
     "install_mode",
     "kubernetes_version",
     "plan",
+    "readiness_gated",
     "render",
     "unready",
 ]
@@ -208,7 +210,7 @@ def _held(spec: ExtensionSpec, installed: Installed, bundle: ResolvedBundle) -> 
     if spec.upgrade.automatic is AutomaticUpdates.NONE:
         message = f'bundle "{bundle.name}" ({version}) is waiting for approval: {approve}'
         return Held(bundle=bundle, reason=api.REASON_APPROVAL_REQUIRED, message=message)
-    cls = readiness.update_class(installed.version, version)
+    cls = update_class(semver.parse_version(installed.version), semver.parse_version(version))
     message = (
         f'bundle "{bundle.name}" ({version}) is a {cls} update from {installed.version} and '
         f"spec.upgrade.automatic is {spec.upgrade.automatic}: {approve}, or widen spec.upgrade.automatic"
@@ -332,7 +334,7 @@ def render(
             spec.namespace,
             spec.config,
             certificate_provider=certificates,
-            operator_condition=spec.upgrade.readiness is not Readiness.NONE,
+            operator_condition=spec.upgrade.operator_condition,
         )
     except InvalidConfigurationError as err:
         message = for_bundle(bundle, f"invalid ClusterExtension configuration: {err}")
@@ -387,20 +389,21 @@ def grown(
     )
 
 
+def readiness_gated(request: Request, bundle: ResolvedBundle) -> bool:
+    """Whether moving to `bundle` asks the installed operator at all: only updates do, and only
+    when `spec.upgrade.readiness` provides the contract."""
+    installed = request.installed
+    return installed is not None and bundle.name != installed.name and request.spec.upgrade.operator_condition
+
+
 def unready(
     request: Request, bundle: ResolvedBundle, operator_condition: Mapping[str, Any] | None
 ) -> Held | None:
     """Stage 4c, update readiness (roadmap F25): whether the installed operator's OperatorCondition
-    (None when it has none) holds the update to `bundle`. Only updates are asked, and only when
-    `spec.upgrade.readiness` provides the contract; under `Ignore` the hold is returned too, for
-    the caller to report and not obey."""
+    (None when it has none) holds the update to `bundle` (`readiness_gated` says which updates are
+    asked); under `Ignore` the hold is returned too, for the caller to report and not obey."""
     installed = request.installed
-    if (
-        installed is None
-        or operator_condition is None
-        or bundle.name == installed.name
-        or request.spec.upgrade.readiness is Readiness.NONE
-    ):
+    if installed is None or operator_condition is None or not readiness_gated(request, bundle):
         return None
     said = readiness.not_ready(operator_condition, installed.version, bundle.version)
     if said is None:

@@ -61,7 +61,6 @@ async def package_versions(session: Session, args: argparse.Namespace) -> int:
     missing: list[str] = []
     for name, content in await serving.find_package(session, args.package, args.catalog):
         channel = args.channel or (content.package.default_channel if content.package else "")
-        found = versions_of(content, channel) if channel else None
         channels = ", ".join(sorted(c.name for c in content.channels)) or "none"
         if not channel:
             missing.append(
@@ -69,6 +68,7 @@ async def package_versions(session: Session, args: argparse.Namespace) -> int:
                 f"(channels: {channels})"
             )
             continue
+        found = versions_of(content, channel)
         if found is None:
             missing.append(
                 f"catalog {name!r} has no channel {channel!r} of {args.package!r} (channels: {channels})"

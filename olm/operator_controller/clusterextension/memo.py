@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from olm.api.extensionspec import ExtensionSpec, Readiness
+from olm.api.extensionspec import ExtensionSpec
 
 __all__ = ["RenderKey", "RenderMemo", "Rendered", "render_key"]
 
@@ -58,7 +58,7 @@ def render_key(image: str, spec: ExtensionSpec) -> RenderKey:
         namespace=spec.namespace,
         config=orjson.dumps(spec.config, option=orjson.OPT_SORT_KEYS),
         progress_deadline_minutes=spec.progress_deadline_minutes,
-        operator_condition=spec.upgrade.readiness is not Readiness.NONE,
+        operator_condition=spec.upgrade.operator_condition,
     )
 
 

@@ -115,6 +115,16 @@ def _properties_of(revision: Revision) -> str | None:
     return str(value) if value is not None else None
 
 
+def _generation(state: State) -> int:
+    return int(state.extension["metadata"].get("generation") or 0)
+
+
+def _report_held(state: State, held: plan.Held) -> None:
+    """`held` is the step `status.update.held` reports (the rest of what resolution found stays)."""
+    updates = state.updates or plan.Updates(available=None, held=None, unreachable_approval=None)
+    state.updates = dataclasses.replace(updates, held=held)
+
+
 def _same_version(text: str, wanted: semver.Version) -> bool:
     try:
         return semver.parse_version(text) == wanted
@@ -239,21 +249,13 @@ class Pipeline:
             return CONTINUE
         assert installed.bundle is not None
         assert latest.bundle is not None
-        try:
-            state.objects = await revisions.revision_objects(
-                self.client, installed.object, system_namespace=self.options.system_namespace
-            )
-        except errors.NotFound as err:
-            message = f"cannot roll back to revision {installed.name}: its content is gone: {err}"
-            return self._fail(state, api.REASON_BLOCKED, message, retry=False)
-        state.bundle = _again(installed.bundle)
-        state.image = installed.bundle.image
-        state.properties = _properties_of(installed)
+        if await self._restore_from(state, installed, "cannot roll back") is STOP:
+            return STOP
         state.rollback = RollbackRecord(
             failed_bundle=latest.bundle.name,
             failed_version=latest.bundle.version,
             reason=api.REASON_PROGRESS_DEADLINE_EXCEEDED,
-            generation=int(state.extension["metadata"].get("generation") or 0),
+            generation=_generation(state),
         )
         for step in (self.pack, self.preflight, self.check_permissions, self.apply):
             if await step(state) is STOP:
@@ -279,16 +281,14 @@ class Pipeline:
         assert bundle is not None
         if record is None or bundle.name != record.failed_bundle:
             return CONTINUE
-        if int(state.extension["metadata"].get("generation") or 0) != record.generation:
+        if _generation(state) != record.generation:
             return CONTINUE
         message = (
             f'bundle "{bundle.name}" ({bundle.version}) did not roll out within spec.progressDeadlineMinutes '
             "and was rolled back; it is not tried again until the spec changes (for example "
             f"spec.upgrade.approvedVersion: {bundle.version}) or a newer bundle is offered"
         )
-        updates = state.updates or plan.Updates(available=None, held=None, unreachable_approval=None)
-        held = plan.Held(bundle=bundle, reason=api.REASON_ROLLED_BACK, message=message)
-        state.updates = dataclasses.replace(updates, held=held)
+        _report_held(state, plan.Held(bundle=bundle, reason=api.REASON_ROLLED_BACK, message=message))
         return STOP
 
     async def resolve(self, state: State) -> Next:
@@ -356,16 +356,18 @@ class Pipeline:
                 f"(revisions kept: {', '.join(kept) or 'none'}); set it to one of those, or remove it"
             )
             return self._fail(state, api.REASON_BLOCKED, message, retry=False)
-        source = done[-1]
+        return await self._restore_from(state, done[-1], f"spec.upgrade.rollbackTo {version}")
+
+    async def _restore_from(self, state: State, source: Revision, why: str) -> Next:
+        """Make `source`'s objects, read back from its ClusterObjectSet and Secrets, the content to
+        roll out, as the bundle it installed; `why` leads the failure when its content is gone."""
         assert source.bundle is not None
         try:
             state.objects = await revisions.revision_objects(
                 self.client, source.object, system_namespace=self.options.system_namespace
             )
         except errors.NotFound as err:
-            message = (
-                f"spec.upgrade.rollbackTo {version}: the content of revision {source.name} is gone: {err}"
-            )
+            message = f"{why}: the content of revision {source.name} is gone: {err}"
             return self._fail(state, api.REASON_BLOCKED, message, retry=False)
         state.bundle = _again(source.bundle)
         state.image = source.bundle.image
@@ -453,21 +455,19 @@ class Pipeline:
         installed = state.states.installed
         bundle = state.bundle
         assert bundle is not None
-        readiness = state.spec.upgrade.readiness
-        if installed is None or installed.bundle is None or readiness is Readiness.NONE:
-            return CONTINUE
-        if bundle.name == installed.bundle.name:
+        if installed is None or installed.bundle is None:
             return CONTINUE
         request = plan.Request(
             extension=state.extension["metadata"]["name"],
             spec=state.spec,
             installed=Installed(name=installed.bundle.name, version=installed.bundle.version),
         )
-        condition = await self._operator_condition(state, installed)
-        held = plan.unready(request, bundle, condition)
+        if not plan.readiness_gated(request, bundle):
+            return CONTINUE  # before the cache is read: most reconciles are no update at all
+        held = plan.unready(request, bundle, await self._operator_condition(state, installed))
         if held is None:
             return CONTINUE
-        if readiness is Readiness.IGNORE:
+        if state.spec.upgrade.readiness is Readiness.IGNORE:
             message = f"spec.upgrade.readiness is Ignore, so the update goes on: {held.message}"
             self.recorder.event(state.extension, events.WARNING, "ReadinessIgnored", message)
             return CONTINUE
@@ -498,8 +498,7 @@ class Pipeline:
         installed = state.states.installed
         assert installed is not None
         assert installed.bundle is not None
-        updates = state.updates or plan.Updates(available=None, held=None, unreachable_approval=None)
-        state.updates = dataclasses.replace(updates, held=held)
+        _report_held(state, held)
         state.bundle = _again(installed.bundle)
         for step in (self.reuse_revision, self.unpack, self.render):
             if await step(state) is STOP:

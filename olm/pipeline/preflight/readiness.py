@@ -16,8 +16,9 @@ from typing import Any
 
 from olm import semver
 from olm.api import names
+from olm.pipeline.resolve import update_class
 
-__all__ = ["NotReady", "not_ready", "update_class"]
+__all__ = ["NotReady", "not_ready"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,16 +30,6 @@ class NotReady:
     message: str
     overridden: bool
     """Set by an administrator in `spec.overrides`, not by the operator."""
-
-
-def update_class(installed: str, candidate: str) -> str:
-    """`patch`, `minor`, `major` or `downgrade`: how `candidate` differs from `installed`."""
-    old, new = semver.parse_version(installed), semver.parse_version(candidate)
-    if new < old:
-        return "downgrade"
-    if new.major != old.major:
-        return "major"
-    return "minor" if new.minor != old.minor else "patch"
 
 
 def _holds(kind: str, update: str) -> bool:
@@ -64,7 +55,7 @@ def not_ready(
     spec = operator_condition.get("spec") or {}
     overrides = _conditions(spec, "overrides")
     effective = {**_conditions(spec, "conditions"), **overrides}
-    update = update_class(installed, candidate)
+    update = update_class(semver.parse_version(installed), semver.parse_version(candidate))
     for kind in (names.UPGRADEABLE, names.MINOR_UPGRADEABLE, names.MAJOR_UPGRADEABLE):
         condition = effective.get(kind)
         if condition is not None and condition.get("status") == "False" and _holds(kind, update):

@@ -54,7 +54,14 @@ from olm.pipeline.resolve._resolver import (
     resolve,
     successor_edge,
 )
-from olm.pipeline.resolve._updates import Update, acceptance, allowed_by_policy, newest_update, reachable
+from olm.pipeline.resolve._updates import (
+    Update,
+    acceptance,
+    allowed_by_policy,
+    newest_update,
+    reachable,
+    update_class,
+)
 
 __all__ = [
     "BUNDLE_PROPERTIES",
@@ -81,4 +88,5 @@ __all__ = [
     "resolve",
     "successor_edge",
     "unsupported",
+    "update_class",
 ]

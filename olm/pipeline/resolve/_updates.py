@@ -24,7 +24,7 @@ from olm.api.extensionspec import AutomaticUpdates, CatalogSource, UpgradeConstr
 from olm.pipeline.catalogs.gathering import CatalogContent
 from olm.pipeline.resolve._resolver import Installed, ResolvedBundle, successor_edge
 
-__all__ = ["Update", "acceptance", "allowed_by_policy", "newest_update", "reachable"]
+__all__ = ["Update", "acceptance", "allowed_by_policy", "newest_update", "reachable", "update_class"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,17 +129,30 @@ def _better(a: tuple[int, int, semver.Version, str], b: tuple[int, int, semver.V
     return a[3] < b[3]  # the same version in two catalogs of one priority: by name, for determinism
 
 
+def update_class(installed: semver.Version, candidate: semver.Version) -> str:
+    """`patch`, `minor`, `major` or `downgrade`: how `candidate` differs from `installed`."""
+    if candidate < installed:
+        return "downgrade"
+    if candidate.major != installed.major:
+        return "major"
+    return "minor" if candidate.minor != installed.minor else "patch"
+
+
+_AUTOMATIC_CLASSES = {
+    AutomaticUpdates.NONE: frozenset[str](),
+    AutomaticUpdates.PATCH: frozenset({"patch"}),
+    AutomaticUpdates.MINOR: frozenset({"patch", "minor"}),
+}
+
+
 def allowed_by_policy(
     automatic: AutomaticUpdates, installed: semver.Version, candidate: semver.Version
 ) -> bool:
-    """Whether `automatic` lets the installed version move to `candidate` by itself."""
+    """Whether `automatic` lets the installed version move to `candidate` by itself (a downgrade
+    only under `Any`)."""
     if automatic is AutomaticUpdates.ANY:
         return True
-    if automatic is AutomaticUpdates.NONE or candidate < installed:
-        return False  # a downgrade is never automatic under a narrower policy
-    if automatic is AutomaticUpdates.MINOR:
-        return candidate.major == installed.major
-    return (candidate.major, candidate.minor) == (installed.major, installed.minor)
+    return update_class(installed, candidate) in _AUTOMATIC_CLASSES[automatic]
 
 
 def acceptance(

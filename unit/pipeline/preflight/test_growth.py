@@ -10,16 +10,15 @@ import pytest
 
 from olm.api import conditions as api
 from olm.api.extensionspec import (
-    CatalogSource,
-    CRDUpgradeSafetyEnforcement,
     ExtensionSpec,
     PermissionGrowth,
     UpgradeSpec,
 )
 from olm.pipeline import plan, render
 from olm.pipeline.preflight import growth
-from olm.pipeline.resolve import Installed, ResolvedBundle
+from olm.pipeline.resolve import Installed
 from unit import realdata
+from unit.pipeline.specs import CANDIDATE, INSTALLED, extension_spec
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC = f"{RBAC_GROUP}/v1"
@@ -155,19 +154,9 @@ def test_objects_other_than_roles_grant_nothing() -> None:
 
 
 def spec(growth_mode: PermissionGrowth = PermissionGrowth.HOLD, approved: str | None = None) -> ExtensionSpec:
-    return ExtensionSpec(
-        namespace="ns",
-        service_account="sa",
-        catalog=CatalogSource(package_name="x"),
-        config=None,
-        crd_upgrade_safety=CRDUpgradeSafetyEnforcement.STRICT,
-        progress_deadline_minutes=None,
-        upgrade=UpgradeSpec(approved_version=approved, permission_growth=growth_mode),
-    )
+    return extension_spec(UpgradeSpec(approved_version=approved, permission_growth=growth_mode))
 
 
-INSTALLED = Installed(name="x.v1.0.0", version="1.0.0")
-CANDIDATE = ResolvedBundle(package="x", name="x.v1.1.0", version="1.1.0", image="img", catalog="c")
 OLD_ROLES = [role("r", rule(["batch"], ["jobs"], ["get"]))]
 NEW_ROLES = [role("r", rule(["batch"], ["jobs"], ["get", "delete"]))]
 

@@ -9,8 +9,6 @@ import pytest
 
 from olm.api import conditions as api
 from olm.api.extensionspec import (
-    CatalogSource,
-    CRDUpgradeSafetyEnforcement,
     ExtensionSpec,
     Readiness,
     UpgradeSpec,
@@ -18,6 +16,7 @@ from olm.api.extensionspec import (
 from olm.pipeline import plan
 from olm.pipeline.preflight import readiness
 from olm.pipeline.resolve import Installed, ResolvedBundle
+from unit.pipeline.specs import CANDIDATE, INSTALLED, extension_spec
 
 
 def condition(kind: str, status: str, reason: str = "Busy", message: str = "migrating") -> dict[str, Any]:
@@ -84,34 +83,10 @@ def test_an_override_wins_over_the_operator_type_by_type() -> None:
     assert (said.reason, said.overridden) == ("Freeze", True)
 
 
-@pytest.mark.parametrize(
-    ("installed", "candidate", "kind"),
-    [
-        ("1.0.0", "1.0.1", "patch"),
-        ("1.0.0", "1.2.0", "minor"),
-        ("1.9.9", "2.0.0", "major"),
-        ("1.2.0", "1.1.0", "downgrade"),
-        ("1.0.0-rc.1", "1.0.0", "patch"),
-    ],
-)
-def test_update_class(installed: str, candidate: str, kind: str) -> None:
-    assert readiness.update_class(installed, candidate) == kind
-
-
 def spec(mode: Readiness) -> ExtensionSpec:
-    return ExtensionSpec(
-        namespace="ns",
-        service_account="sa",
-        catalog=CatalogSource(package_name="x"),
-        config=None,
-        crd_upgrade_safety=CRDUpgradeSafetyEnforcement.STRICT,
-        progress_deadline_minutes=None,
-        upgrade=UpgradeSpec(readiness=mode, approved_version="1.1.0"),
-    )
+    return extension_spec(UpgradeSpec(readiness=mode, approved_version="1.1.0"))
 
 
-INSTALLED = Installed(name="x.v1.0.0", version="1.0.0")
-CANDIDATE = ResolvedBundle(package="x", name="x.v1.1.0", version="1.1.0", image="img", catalog="c")
 NOT_NOW = operator_condition(condition("Upgradeable", "False", "Migrating", "moving data"))
 
 

@@ -10,13 +10,14 @@ import orjson
 import pytest
 import yaml
 
-from olm import semver
+from olm import fbc, semver
 from olm.api import conditions as api
-from olm.api.extensionspec import CatalogSource, CRDUpgradeSafetyEnforcement, ExtensionSpec
+from olm.api.extensionspec import CatalogSource
 from olm.pipeline import catalogs, plan, resolve
 from olm.pipeline.catalogs.gathering import CatalogContent, Gathered
 from unit import realdata
 from unit.pipeline.resolve.catalogs import chain, content
+from unit.pipeline.specs import extension_spec
 
 CLUSTER = semver.Version(1, 35, 4)
 
@@ -113,14 +114,7 @@ def test_the_installed_bundle_is_never_dropped_for_the_cluster() -> None:
 
 
 def choose(installed: resolve.Installed, version: str | None = None) -> plan.Choice:
-    spec = ExtensionSpec(
-        namespace="ns",
-        service_account="sa",
-        catalog=CatalogSource(package_name="x", version=version),
-        config=None,
-        crd_upgrade_safety=CRDUpgradeSafetyEnforcement.STRICT,
-        progress_deadline_minutes=None,
-    )
+    spec = extension_spec(catalog=CatalogSource(package_name="x", version=version))
     gathered = Gathered(contents=tuple(in_catalog()), skipped=(), not_selected=())
     return plan.choose(plan.Request(extension="e", spec=spec, installed=installed), gathered, cluster=CLUSTER)
 
@@ -151,23 +145,30 @@ def test_an_installed_bundle_the_cluster_outgrew_is_reported_and_kept() -> None:
     )
 
 
-def test_a_slim_catalog_client_keeps_only_min_kube_version_of_the_csv_metadata() -> None:
+def slim(version: str, *properties: dict[str, Any]) -> fbc.Bundle:
+    """Bundle `x` of `version` with `properties` after its `olm.package`, as the slim catalog client
+    that operator-controller runs keeps it."""
+    package = {"type": "olm.package", "value": {"packageName": "x", "version": version}}
     line = orjson.dumps(
         {
             "schema": "olm.bundle",
             "package": "x",
-            "name": "x.v1.0.0",
+            "name": f"x.v{version}",
             "image": "i",
-            "properties": [
-                {"type": "olm.package", "value": {"packageName": "x", "version": "1.0.0"}},
-                {"type": "olm.csv.metadata", "value": {"minKubeVersion": "1.36.0", "description": "long"}},
-                {"type": "olm.kubeVersion", "value": "<2.0.0"},
-                {"type": "olm.gvk", "value": {"group": "g", "kind": "K", "version": "v1"}},
-            ],
+            "properties": [package, *properties],
         }
     )
-    parsed = catalogs.parse_lines("c", "x", [line], bundle_properties=resolve.BUNDLE_PROPERTIES)
-    [kept] = parsed.bundles
+    [kept] = catalogs.parse_lines("c", "x", [line], bundle_properties=resolve.BUNDLE_PROPERTIES).bundles
+    return kept
+
+
+def test_a_slim_catalog_client_keeps_only_min_kube_version_of_the_csv_metadata() -> None:
+    kept = slim(
+        "1.0.0",
+        {"type": "olm.csv.metadata", "value": {"minKubeVersion": "1.36.0", "description": "long"}},
+        {"type": "olm.kubeVersion", "value": "<2.0.0"},
+        {"type": "olm.gvk", "value": {"group": "g", "kind": "K", "version": "v1"}},
+    )
     assert [(p.type, p.value) for p in kept.properties] == [
         ("olm.package", {"packageName": "x", "version": "1.0.0"}),
         ("olm.csv.metadata", {"minKubeVersion": "1.36.0"}),
@@ -205,20 +206,7 @@ def test_an_older_catalog_s_embedded_csv_counts_as_its_metadata() -> None:
 
 
 def test_a_slim_catalog_client_keeps_the_embedded_csv_s_min_kube_version_only() -> None:
-    line = orjson.dumps(
-        {
-            "schema": "olm.bundle",
-            "package": "x",
-            "name": "x.v1.1.0",
-            "image": "i",
-            "properties": [
-                {"type": "olm.package", "value": {"packageName": "x", "version": "1.1.0"}},
-                bundle_object(CSV_OBJECT),
-                bundle_object({"kind": "CustomResourceDefinition"}),
-            ],
-        }
-    )
-    [kept] = catalogs.parse_lines("c", "x", [line], bundle_properties=resolve.BUNDLE_PROPERTIES).bundles
+    kept = slim("1.1.0", bundle_object(CSV_OBJECT), bundle_object({"kind": "CustomResourceDefinition"}))
     assert [(p.type, p.value) for p in kept.properties] == [
         ("olm.package", {"packageName": "x", "version": "1.1.0"}),
         ("olm.csv.metadata", {"minKubeVersion": "1.36.0"}),

@@ -32,6 +32,7 @@ def test_exported_names() -> None:
             "resolve",
             "successor_edge",
             "unsupported",
+            "update_class",
         ]
     )
     for name in resolve.__all__:

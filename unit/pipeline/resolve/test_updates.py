@@ -10,7 +10,6 @@ from olm.api import conditions as api
 from olm.api.extensionspec import (
     AutomaticUpdates,
     CatalogSource,
-    CRDUpgradeSafetyEnforcement,
     ExtensionSpec,
     UpgradeConstraintPolicy,
     UpgradeSpec,
@@ -19,6 +18,7 @@ from olm.pipeline import plan, resolve
 from olm.pipeline.catalogs import PackageContent
 from olm.pipeline.catalogs.gathering import CatalogContent, Gathered
 from unit.pipeline.resolve.catalogs import chain, content
+from unit.pipeline.specs import extension_spec
 
 # 0.7.0 -> 0.7.1 -> 0.7.2 -> 0.8.0 -> 1.0.0 one step at a time; 0.7.2 also skips 0.7.0.
 GRAPH = content(
@@ -46,14 +46,9 @@ def spec(
     version: str | None = None,
     policy: UpgradeConstraintPolicy = UpgradeConstraintPolicy.CATALOG_PROVIDED,
 ) -> ExtensionSpec:
-    return ExtensionSpec(
-        namespace="ns",
-        service_account="sa",
-        catalog=CatalogSource(package_name="x", version=version, upgrade_constraint_policy=policy),
-        config=None,
-        crd_upgrade_safety=CRDUpgradeSafetyEnforcement.STRICT,
-        progress_deadline_minutes=None,
-        upgrade=UpgradeSpec(automatic=automatic, approved_version=approved),
+    return extension_spec(
+        UpgradeSpec(automatic=automatic, approved_version=approved),
+        CatalogSource(package_name="x", version=version, upgrade_constraint_policy=policy),
     )
 
 
@@ -85,6 +80,20 @@ def test_the_policy_classes_an_update_against_the_installed_version(
 ) -> None:
     installed = semver.parse_version("0.7.0")
     assert resolve.allowed_by_policy(automatic, installed, semver.parse_version(candidate)) is allowed
+
+
+@pytest.mark.parametrize(
+    ("installed", "candidate", "kind"),
+    [
+        ("1.0.0", "1.0.1", "patch"),
+        ("1.0.0", "1.2.0", "minor"),
+        ("1.9.9", "2.0.0", "major"),
+        ("1.2.0", "1.1.0", "downgrade"),
+        ("1.0.0-rc.1", "1.0.0", "patch"),
+    ],
+)
+def test_update_class(installed: str, candidate: str, kind: str) -> None:
+    assert resolve.update_class(semver.parse_version(installed), semver.parse_version(candidate)) == kind
 
 
 def test_reachable_bundles_come_with_their_shortest_path() -> None:
