@@ -158,9 +158,15 @@ class Extensions:
         wanted += f" message~{message_contains!r}" if message_contains else ""
         return await self.wait_for(name, wanted, matches, timeout=timeout)
 
-    async def delete_and_wait_gone(self, name: str, timeout: float = 120.0) -> None:
-        await self._wait_custom_resources_served(name)
+    async def delete_and_wait_gone(
+        self, name: str, timeout: float = 120.0, *, policy: str = "Cascade"
+    ) -> None:
+        """Delete the extension with `spec.removal.policy` set to `policy` and wait until it is gone.
+        `Cascade` by default, unlike the API: a test's leftovers (a kept CRD) must not meet the next
+        test, which may install another package with the same CRD."""
+        await self.wait_custom_resources_served(name)
         with contextlib.suppress(errors.NotFound):
+            await self.kube.patch(CLUSTER_EXTENSION, name, {"spec": {"removal": {"policy": policy}}})
             await self.kube.delete(CLUSTER_EXTENSION, name)
 
         async def gone() -> bool:
@@ -174,7 +180,7 @@ class Extensions:
         if name in self.created:
             self.created.remove(name)
 
-    async def _wait_custom_resources_served(self, name: str) -> None:
+    async def wait_custom_resources_served(self, name: str) -> None:
         """Wait until the API server serves the kinds of the extension's CRDs (see
         `wait_custom_resources_served`: deleting them sooner can stall the removal for minutes)."""
         if len(name) > 63:

@@ -158,6 +158,10 @@ CASES = [
         "rollbackTo must be a semantic version such as 1.2.3",
         id="upgrade-rollback-not-semver",
     ),
+    pytest.param((("spec.removal", {"policy": "Retain"}),), None, id="removal-retain"),
+    pytest.param((("spec.removal", {"policy": "Cascade"}),), None, id="removal-cascade"),
+    pytest.param((("spec.removal", {"policy": "Orphan"}),), UNSUPPORTED, id="removal-policy-unknown"),
+    pytest.param((("spec.removal", {"policy": "cascade"}),), UNSUPPORTED, id="removal-policy-lowercase"),
     pytest.param((("spec.progressDeadlineMinutes", 10),), None, id="deadline-10"),
     pytest.param((("spec.progressDeadlineMinutes", 720),), None, id="deadline-720"),
     pytest.param(
@@ -201,3 +205,9 @@ async def test_defaults_are_applied(objects: Objects, request: pytest.FixtureReq
     created = await objects.create(body)
     assert created["spec"]["source"]["catalog"]["upgradeConstraintPolicy"] == "CatalogProvided"
     assert created["spec"]["install"]["preflight"]["crdUpgradeSafety"]["enforcement"] == "Strict"
+    assert "removal" not in created["spec"]  # absent means Retain; nothing is written for it
+
+
+async def test_an_empty_removal_defaults_to_retain(objects: Objects, request: pytest.FixtureRequest) -> None:
+    created = await objects.create(with_(cluster_extension(unique_name(request)), ("spec.removal", {})))
+    assert created["spec"]["removal"] == {"policy": "Retain"}

@@ -274,9 +274,11 @@ async def wait_event(
     reason: str,
     note_contains: str = "",
     timeout: float = 30.0,
+    reporter: str = "operator-controller",
 ) -> dict[str, Any]:
     """Wait for an `events.k8s.io/v1` Event of `type` and `reason` regarding ClusterExtension
-    `extension`, written by operator-controller, whose note contains `note_contains`; that Event."""
+    `extension`, written by `reporter` (operator-controller's ClusterExtension controller unless
+    told otherwise), whose note contains `note_contains`; that Event."""
     found: dict[str, Any] = {}
     seen: list[str] = []
 
@@ -293,7 +295,7 @@ async def wait_event(
                 and regarding.get("name") == extension
                 and event.get("type") == type
                 and event.get("reason") == reason
-                and event.get("reportingController") == "operator-controller"
+                and event.get("reportingController") == reporter
                 and note_contains in str(event.get("note") or "")
             ):
                 found = dict(event)

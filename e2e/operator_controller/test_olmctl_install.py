@@ -228,7 +228,7 @@ async def test_kube_green_is_previewed_installed_listed_upgraded_and_uninstalled
     with pytest.raises(errors.NotFound):
         await kube.get(CLUSTER_EXTENSION, twin_name)
 
-    removed = await olmctl("uninstall", name)
+    removed = await olmctl("uninstall", name, "--cascade")
     assert removed.code == EXIT_OK, removed.err
     assert removed.out == f"clusterextension/{name} uninstalled\n"
     with pytest.raises(errors.NotFound):
@@ -351,7 +351,7 @@ async def test_install_creates_a_least_privilege_installer_for_an_own_namespace_
         assert binding["roleRef"]["name"] == f"{name}-installer"  # its own role, not cluster-admin
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
 
-        removed = await olmctl("uninstall", name)
+        removed = await olmctl("uninstall", name, "--cascade")
         assert removed.code == EXIT_OK, removed.err
         with pytest.raises(errors.NotFound):
             await kube.get(CLUSTER_EXTENSION, name)

@@ -1,5 +1,7 @@
-"""Deleting a ClusterExtension removes everything it brought: its ClusterObjectSets, their content
-Secrets in the system namespace and every installed object; then the extension itself goes."""
+"""Deleting a ClusterExtension with `spec.removal.policy: Cascade` (set by `delete_and_wait_gone`)
+removes everything it brought: its ClusterObjectSets, their content Secrets in the system namespace
+and every installed object, CRDs included; then the extension itself goes. The default policy,
+`Retain`, is in `test_removal_policy`."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from olm.api.extensionspec import (
     OnFailure,
     PermissionGrowth,
     Readiness,
+    RemovalPolicy,
     UpgradeConstraintPolicy,
 )
 from olm.api.markers import PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
@@ -37,6 +38,7 @@ __all__ = [
     "ClusterExtensionConfigType",
     "ClusterExtensionInstallConfig",
     "ClusterExtensionInstallStatus",
+    "ClusterExtensionRemoval",
     "ClusterExtensionSpec",
     "ClusterExtensionStatus",
     "ClusterExtensionUpgrade",
@@ -46,6 +48,7 @@ __all__ = [
     "PermissionGrowth",
     "PreflightConfig",
     "Readiness",
+    "RemovalPolicy",
     "RevisionStatus",
     "RolledBackUpdate",
     "ServiceAccountReference",
@@ -246,6 +249,20 @@ class ClusterExtensionUpgrade(Model):
     refused. Remove the field to resume updates."""
 
 
+class ClusterExtensionRemoval(Model):
+    """What deleting the ClusterExtension removes (roadmap F16, F17)."""
+
+    policy: RemovalPolicy = RemovalPolicy.RETAIN
+    """`Retain` (the default) keeps the CRDs the extension installed, and so every custom resource,
+    in a working state: OLM's labels and ownerReferences are taken off, a conversion webhook served
+    by the extension is replaced by `None` conversion when all versions share one schema (otherwise
+    the CRD is kept as it is and an Event says why), and a later ClusterExtension for the same
+    package adopts them. `Cascade` deletes the CRDs first, and with them every custom resource,
+    while the extension's controller still runs to handle their finalizers; then the rest of the
+    extension. Everything else the extension installed is deleted under both policies. The policy
+    in force when the deletion is finalized applies."""
+
+
 class ClusterExtensionSpec(Model):
     """The package to install and how to install it."""
 
@@ -280,6 +297,9 @@ class ClusterExtensionSpec(Model):
     upgrade: ClusterExtensionUpgrade | None = None
     """When updates apply: by themselves, by semantic-version class, or once approved. When omitted,
     every update applies as soon as it is found."""
+    removal: ClusterExtensionRemoval | None = None
+    """What deleting the ClusterExtension removes. When omitted, the CRDs and their custom
+    resources are kept (`policy: Retain`)."""
 
 
 class BundleMetadata(Model):

@@ -37,6 +37,7 @@ __all__ = [
     "REASON_PROGRESS_DEADLINE_EXCEEDED",
     "REASON_READINESS",
     "REASON_RECONCILING",
+    "REASON_REMOVING",
     "REASON_RETRYING",
     "REASON_ROLLED_BACK",
     "REASON_ROLLING_OUT",
@@ -111,6 +112,8 @@ REASON_READINESS: Final = "Readiness"
 REASON_ROLLED_BACK: Final = "RolledBack"
 """The update did not roll out within its progress deadline and was rolled back (roadmap F23)."""
 REASON_NOT_HELD: Final = "NotHeld"
+REASON_REMOVING: Final = "Removing"
+"""Being deleted: the message says which stage of the removal it waits on (roadmap F16, F17)."""
 
 
 def _table(entries: dict[str, tuple[str, ...]]) -> Mapping[str, frozenset[str]]:
@@ -144,6 +147,7 @@ CLUSTER_EXTENSION: Final = _table(
             REASON_INVALID_CONFIGURATION,
             REASON_ROLLING_OUT,
             REASON_PROGRESS_DEADLINE_EXCEEDED,
+            REASON_REMOVING,
         ),
         TYPE_DEPRECATED: _DEPRECATION_REASONS,
         TYPE_PACKAGE_DEPRECATED: _DEPRECATION_REASONS,
@@ -174,6 +178,7 @@ CLUSTER_OBJECT_SET: Final = _table(
             REASON_BLOCKED,
             REASON_ARCHIVED,
             REASON_PROGRESS_DEADLINE_EXCEEDED,
+            REASON_REMOVING,
         ),
         TYPE_AVAILABLE: _REVISION_AVAILABLE_REASONS,
         # A latch: set once the rollout first completes, never unset.

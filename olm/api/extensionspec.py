@@ -25,9 +25,11 @@ __all__ = [
     "OnFailure",
     "PermissionGrowth",
     "Readiness",
+    "RemovalPolicy",
     "SpecError",
     "UpgradeConstraintPolicy",
     "UpgradeSpec",
+    "removal_policy",
 ]
 
 
@@ -81,6 +83,19 @@ class OnFailure(StrEnum):
     """Nothing: the previous revision stays in place beside the failed one, as before the field."""
     ROLLBACK = "Rollback"
     """Roll back to the content of the revision that was installed before (roadmap F23, opt-in)."""
+
+
+class RemovalPolicy(StrEnum):
+    """What removing the extension does with the CRDs it installed, and so with their custom
+    resources (roadmap F16, F17)."""
+
+    RETAIN = "Retain"
+    """Keep the CRDs and every custom resource, working: OLM's labels and ownerReferences are taken
+    off, a conversion webhook that goes away with the extension is replaced by `None` conversion
+    where that loses nothing, and installing the package again adopts them (the default)."""
+    CASCADE = "Cascade"
+    """Delete the CRDs first, while the extension's controller still runs to handle its custom
+    resources' finalizers, then everything else (opt-in)."""
 
 
 class CRDUpgradeSafetyEnforcement(StrEnum):
@@ -209,6 +224,8 @@ class ExtensionSpec:
     progress_deadline_minutes: int | None
     upgrade: UpgradeSpec = UpgradeSpec()
     """`spec.upgrade`, with its defaults when absent."""
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    """`spec.removal.policy`."""
 
     @classmethod
     def of(cls, extension: Mapping[str, Any]) -> ExtensionSpec:
@@ -235,4 +252,15 @@ class ExtensionSpec:
             ),
             progress_deadline_minutes=_optional(spec, "progressDeadlineMinutes", int, "spec"),
             upgrade=UpgradeSpec.parse(spec.get("upgrade") or {}),
+            removal_policy=removal_policy(extension),
         )
+
+
+def removal_policy(extension: Mapping[str, Any]) -> RemovalPolicy:
+    """`spec.removal.policy` of `extension`, `Retain` when unset. A removal must go ahead whatever
+    else is wrong with the spec, so this reads only its own field; raises `SpecError` for a value
+    this controller does not know."""
+    spec = extension.get("spec")
+    removal = spec.get("removal") if isinstance(spec, Mapping) else None
+    data = _mapping(removal or {}, "spec.removal")
+    return _enum(data, "policy", RemovalPolicy, RemovalPolicy.RETAIN, "spec.removal")

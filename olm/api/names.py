@@ -36,6 +36,8 @@ __all__ = [
     "OWNER_NAME_LABEL",
     "PACKAGE_NAME_LABEL",
     "PROPERTIES_ANNOTATION",
+    "REMOVAL_POLICY_ANNOTATION",
+    "RETAINED_PACKAGE_ANNOTATION",
     "REVISION_NAME_LABEL",
     "ROLLBACK_ANNOTATION",
     "SERVICE_ACCOUNT_NAMESPACE_ANNOTATION",
@@ -77,6 +79,14 @@ ROLLBACK_ANNOTATION: Final = f"{GROUP}/rollback"
 """On a ClusterObjectSet that restores an earlier revision's content because a newer one did not
 roll out (`spec.upgrade.onFailure: Rollback`): which bundle failed, why, and at which generation of
 the extension's spec (JSON, `revisions.RollbackRecord`)."""
+
+REMOVAL_POLICY_ANNOTATION: Final = f"{GROUP}/removal-policy"
+"""On a ClusterObjectSet being deleted with its ClusterExtension: the extension's
+`spec.removal.policy` (`Retain` or `Cascade`), which decides how its teardown treats the CRDs it
+controls. Without it the teardown deletes every object, CRDs last."""
+RETAINED_PACKAGE_ANNOTATION: Final = f"{GROUP}/retained-from-package"
+"""On a CRD that a removal kept (`spec.removal.policy: Retain`): the package that installed it. A
+revision of the same package adopts such a CRD when it has no controller."""
 
 # Annotations on a ClusterObjectSet naming the ServiceAccount its objects are applied as.
 SERVICE_ACCOUNT_NAME_ANNOTATION: Final = f"{GROUP}/service-account-name"

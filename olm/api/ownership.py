@@ -11,6 +11,8 @@ Before a phase is applied, every existing object of it is judged (`judge`):
 - controlled by an older sibling (another revision with the same owner labels): adopt, dropping
   the older revision's reference (hand-over moves forward only);
 - controlled by a newer sibling: leave it alone, it has been handed over;
+- without a controller, and kept by an earlier installation of the same package when that was
+  removed (`names.RETAINED_PACKAGE_ANNOTATION`): adopt;
 - otherwise the collision protection decides: `Prevent` adopts nothing, `IfNoController` adopts
   objects without a controller, `None` adopts anything (demoting the other controller's reference).
 
@@ -35,6 +37,7 @@ __all__ = [
     "desired_object",
     "judge",
     "references_without",
+    "retained_for",
 ]
 
 Object = Mapping[str, Any]
@@ -110,6 +113,14 @@ def _released_by_predecessor(live: Object, me: Revision, siblings: Mapping[str, 
     return any(s.name == revision and s.number < me.number for s in siblings.values())
 
 
+def retained_for(live: Object, me: Revision) -> bool:
+    """Whether `live` is a CRD an earlier installation of `me`'s package kept when it was removed
+    (`spec.removal.policy: Retain`), which `me` may adopt whatever its collision protection."""
+    annotations = (live.get("metadata") or {}).get("annotations") or {}
+    package = me.labels.get(names.PACKAGE_NAME_LABEL)
+    return bool(package) and annotations.get(names.RETAINED_PACKAGE_ANNOTATION) == package
+
+
 def judge(live: Object | None, me: Revision, siblings: Mapping[str, Revision], strategy: str) -> Verdict:
     """What to do with the existing object `live` (None: it does not exist).
 
@@ -125,7 +136,11 @@ def judge(live: Object | None, me: Revision, siblings: Mapping[str, Revision], s
             return Verdict(Action.SKIP)
         return Verdict(Action.ADOPT, release=controller, remove=True)
     if controller is None:
-        if strategy in ("IfNoController", "None") or _released_by_predecessor(live, me, siblings):
+        if (
+            strategy in ("IfNoController", "None")
+            or _released_by_predecessor(live, me, siblings)
+            or retained_for(live, me)
+        ):
             return Verdict(Action.ADOPT)
         return Verdict(
             Action.COLLISION,

@@ -476,7 +476,9 @@ async def plan(
         permissions = await check_permissions(
             client, namespace=spec.namespace, service_account=spec.service_account, objects=objects
         )
-        collisions = await check_collisions(client, extension=request.extension, objects=objects)
+        collisions = await check_collisions(
+            client, extension=request.extension, package=bundle.package, objects=objects
+        )
     return Plan(
         bundle=bundle,
         deprecation=resolution.deprecation,

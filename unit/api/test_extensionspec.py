@@ -17,9 +17,11 @@ from olm.api.extensionspec import (
     OnFailure,
     PermissionGrowth,
     Readiness,
+    RemovalPolicy,
     SpecError,
     UpgradeConstraintPolicy,
     UpgradeSpec,
+    removal_policy,
 )
 from olm_testkit.api.specexamples import EXAMPLES
 from unit.api import samples
@@ -57,6 +59,7 @@ def _from_model(obj: dict[str, Any]) -> ExtensionSpec:
             on_failure=spec.upgrade.on_failure,
             rollback_to=spec.upgrade.rollback_to,
         ),
+        removal_policy=spec.removal.policy if spec.removal is not None else RemovalPolicy.RETAIN,
     )
 
 
@@ -137,6 +140,8 @@ def test_the_upgrade_fields_are_read_as_the_model_reads_them() -> None:
             "spec.upgrade.automatic: unknown value 'Sometimes'",
         ),
         (("spec", "upgrade"), {"readiness": "Maybe"}, "spec.upgrade.readiness: unknown value 'Maybe'"),
+        (("spec", "removal"), {"policy": "Orphan"}, "spec.removal.policy: unknown value 'Orphan'"),
+        (("spec", "removal"), "Cascade", "spec.removal: expected an object"),
         (
             ("spec", "install"),
             {"preflight": {"crdUpgradeSafety": {"enforcement": "Loose"}}},
@@ -153,3 +158,19 @@ def test_a_wrong_shape_names_the_field(path: tuple[str, ...], value: Any, messag
     node[last] = value
     with pytest.raises(SpecError, match=message.replace(".", r"\.").replace("(", r"\(")):
         ExtensionSpec.of(obj)
+
+
+def test_the_removal_policy_is_retain_unless_cascade_is_asked_for() -> None:
+    assert ExtensionSpec.of(_minimal()).removal_policy is RemovalPolicy.RETAIN
+    obj = _minimal()
+    obj["spec"]["removal"] = {"policy": "Cascade"}
+    assert ExtensionSpec.of(obj).removal_policy is RemovalPolicy.CASCADE
+    assert ExtensionSpec.of(obj) == _from_model(obj)
+    obj["spec"]["removal"] = {}
+    assert ExtensionSpec.of(obj) == _from_model(obj)
+    assert ExtensionSpec.of(obj).removal_policy is RemovalPolicy.RETAIN
+
+
+def test_the_removal_policy_is_read_even_when_the_rest_of_the_spec_is_broken() -> None:
+    assert removal_policy({"spec": {"removal": {"policy": "Cascade"}, "source": 3}}) is RemovalPolicy.CASCADE
+    assert removal_policy({}) is RemovalPolicy.RETAIN

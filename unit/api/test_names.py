@@ -68,8 +68,13 @@ def test_cluster_object_set_conditions_cover_the_spec_table() -> None:
     }
     table = _pairs(conditions.CLUSTER_OBJECT_SET)
     assert documented <= table
-    # Beyond the document: the deadline outcome and "not yet available while rolling out".
-    assert table - documented == {("Progressing", "ProgressDeadlineExceeded"), ("Available", "RollingOut")}
+    # Beyond the document: the deadline outcome, "not yet available while rolling out" and the
+    # teardown of a removal waiting on something (spec.removal.policy).
+    assert table - documented == {
+        ("Progressing", "ProgressDeadlineExceeded"),
+        ("Available", "RollingOut"),
+        ("Progressing", "Removing"),
+    }
 
 
 def test_cluster_catalog_conditions() -> None:
@@ -115,6 +120,7 @@ def test_cluster_extension_conditions() -> None:
         "InvalidConfiguration",
         "RollingOut",
         "ProgressDeadlineExceeded",
+        "Removing",
     }
     assert table["BundleDeprecated"] == table["Deprecated"] | {"Absent"}
     assert table["Available"] == conditions.CLUSTER_OBJECT_SET["Available"]

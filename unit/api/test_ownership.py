@@ -188,3 +188,31 @@ def test_any_difference_in_desired_fields_or_control_means_apply(change: Any) ->
     change(server)
     assert not ownership.already_applied(desired, server, ME)
     assert not ownership.already_applied(desired, None, ME)
+
+
+def retained(package: str) -> dict[str, Any]:
+    """A CRD a `Retain` removal of an installation of `package` kept: no owner, no OLM labels."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": "widgets.example.com",
+            "annotations": {names.RETAINED_PACKAGE_ANNOTATION: package},
+        },
+    }
+
+
+PACKAGED = ownership.Revision("ext-1", "uid-1", 1, {**OWNER, names.PACKAGE_NAME_LABEL: "widgets"})
+
+
+def test_a_kept_crd_is_adopted_by_the_same_package_only() -> None:
+    assert ownership.judge(retained("widgets"), PACKAGED, {}, "Prevent").action is Action.ADOPT
+    assert ownership.judge(retained("gadgets"), PACKAGED, {}, "Prevent").action is Action.COLLISION
+    # A revision that names no package (hand-written) adopts nothing on that ground.
+    assert ownership.judge(retained("widgets"), ME, {}, "Prevent").action is Action.COLLISION
+
+
+def test_a_kept_crd_someone_else_took_over_is_not_adopted() -> None:
+    crd = retained("widgets")
+    crd["metadata"]["ownerReferences"] = [ref("foreign", "Deployment")]
+    assert ownership.judge(crd, PACKAGED, {}, "Prevent").action is Action.COLLISION

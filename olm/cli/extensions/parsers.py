@@ -202,8 +202,15 @@ def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
         top,
         "uninstall",
         "delete a ClusterExtension and wait until its content is gone",
-        "olmctl uninstall kube-green",
+        "olmctl uninstall kube-green [--cascade]",
         command="uninstall",
     )
     removal.add_argument("name", metavar="NAME")
+    removal.add_argument(
+        "--cascade",
+        action="store_true",
+        help="delete the extension's CRDs, and so every custom resource of them, before the rest "
+        "(sets spec.removal.policy to Cascade first); by default the extension's own policy "
+        "applies, which keeps them unless it says Cascade",
+    )
     _timeout_flag(removal)

@@ -25,6 +25,7 @@ import structlog
 
 from olm.api import conditions as api
 from olm.api import names, ownership
+from olm.api.extensionspec import RemovalPolicy
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller.clusterobjectset import probes, status, teardown
 from olm.operator_controller.clusterobjectset.identity import Identity, MissingIdentity, identity_for
@@ -39,7 +40,7 @@ from olm.operator_controller.clusterobjectset.sources import (
 )
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, selector_for
-from olm_runtime import cache, conditions, controller, events, finalizers
+from olm_runtime import cache, conditions, controller, events, finalizers, ownerrefs
 from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
 from olm_runtime.controller.steps import Step
@@ -141,6 +142,8 @@ class Reconciler:
         state = State(cos=cos, me=ownership.Revision.of(cos))
         if finalizers.is_being_deleted(cos):
             await self.archived_steps.run(state, key=request.name)
+            if state.outcome is not None and state.outcome.kind is OutcomeKind.REMOVING:
+                await self._write_status(state)
             return controller.Result(requeue_after=state.requeue_after)
         archived = (cos.get("spec") or {}).get("lifecycleState") == "Archived"
         if archived and self._archival_done(cos):
@@ -325,11 +328,49 @@ class Reconciler:
         spec = state.cos.get("spec") or {}
         return finalizers.is_being_deleted(state.cos) or spec.get("lifecycleState") == "Archived"
 
+    def _removal_policy(self, state: State) -> RemovalPolicy | None:
+        """The owner's removal policy, once it is deleting this revision with itself."""
+        if not finalizers.is_being_deleted(state.cos):
+            return None
+        value = ((state.cos.get("metadata") or {}).get("annotations") or {}).get(
+            names.REMOVAL_POLICY_ANNOTATION
+        )
+        try:
+            return RemovalPolicy(value) if value else None
+        except ValueError:
+            return None
+
+    def _report_kept(self, state: State, kept: teardown.KeptCRD) -> None:
+        message = f"kept CRD {kept.name} and its custom resources (removal policy Retain)" + (
+            f"; {kept.conversion}" if kept.conversion else ""
+        )
+        self.recorder.event(state.cos, events.NORMAL, "KeptCRD", message)
+        owner = ownerrefs.controller_of(state.cos)
+        if owner is not None:
+            # The extension is what people look at; its Events outlive this revision.
+            involved = {
+                "apiVersion": owner.get("apiVersion"),
+                "kind": owner.get("kind"),
+                "metadata": {"name": owner.get("name"), "uid": owner.get("uid")},
+            }
+            self.recorder.event(involved, events.NORMAL, "KeptCRD", message)
+
     async def release(self, state: State) -> Next:
         assert state.identity is not None
+        policy = self._removal_policy(state)
         try:
-            done = await teardown.release_all(state.identity.client, state.me, state.phases)
+            progress = await teardown.release_all(state.identity.client, state.me, state.phases, policy)
         except (errors.Forbidden, errors.Unauthorized, CredentialError) as e:
+            if finalizers.is_being_deleted(state.cos) and policy is RemovalPolicy.RETAIN:
+                # The garbage collector would follow the CRDs' ownerReferences and delete every
+                # custom resource: wait for the identity, or for the owner to choose Cascade.
+                state.outcome = Outcome(
+                    OutcomeKind.REMOVING,
+                    f"cannot keep the CRDs: {state.identity.description} cannot act ({e}); restore it, "
+                    "or set spec.removal.policy to Cascade to let everything be deleted",
+                )
+                state.requeue_after = self.options.retry_interval
+                return STOP
             if finalizers.is_being_deleted(state.cos):
                 # The ServiceAccount is gone or lost its rights (often deleted with its namespace
                 # first): the managed objects' ownerReferences let the garbage collector finish.
@@ -342,7 +383,11 @@ class Reconciler:
             state.outcome = Outcome(OutcomeKind.RETRYING, f"cannot release objects: {e}")
             state.requeue_after = self.options.retry_interval
             return STOP
-        if not done:
+        for kept in progress.kept:
+            self._report_kept(state, kept)
+        if not progress.done:
+            if progress.waiting:
+                state.outcome = Outcome(OutcomeKind.REMOVING, progress.waiting)
             state.requeue_after = self.options.teardown_interval
             return STOP
         if not finalizers.is_being_deleted(state.cos):

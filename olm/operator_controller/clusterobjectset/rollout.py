@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from olm.api import ownership
+from olm.api import names, ownership
 from olm.operator_controller.clusterobjectset import probes
 from olm.operator_controller.clusterobjectset.sources import ResolvedObject, ResolvedPhase
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
@@ -180,6 +180,8 @@ class Rollout:
             try:
                 if verdict.release is not None and planned.live is not None:
                     await self._release(planned, verdict)
+                if planned.live is not None and ownership.retained_for(planned.live, me):
+                    await self._unmark_retained(planned)
                 applied: dict[str, Any] = await self.client.apply(
                     desired,
                     field_manager=self.field_manager,
@@ -188,6 +190,19 @@ class Rollout:
                 return applied
             except errors.APIError as e:
                 raise PhaseFailed(self._denied("apply", label, e)) from e
+
+    async def _unmark_retained(self, planned: _Planned) -> None:
+        """Take off the mark a `Retain` removal left, guarded like `_release`: adopted, the CRD is
+        this revision's, and only its next removal may keep it again."""
+        assert planned.live is not None
+        metadata = planned.live.get("metadata") or {}
+        key = names.RETAINED_PACKAGE_ANNOTATION.replace("~", "~0").replace("/", "~1")
+        patch = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": metadata.get("resourceVersion")},
+            {"op": "remove", "path": f"/metadata/annotations/{key}"},
+        ]
+        name, namespace = _name(planned.live)
+        await self.client.patch(planned.gvk, name, patch, namespace=namespace, patch_type=PatchType.JSON)
 
     async def _release(self, planned: _Planned, verdict: ownership.Verdict) -> None:
         """Drop (older sibling) or demote (foreign controller) the current controller reference,

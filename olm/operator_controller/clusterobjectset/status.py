@@ -7,6 +7,7 @@
 | blocked       | False Blocked                   | Unknown Reconciling       |
 | succeeded     | True  Succeeded                 | True  ProbesSucceeded     |
 | archived      | False Archived                  | Unknown Archived          |
+| removing      | True  Removing                  | Unknown Reconciling       |
 
 `Succeeded` is a latch: set True the first time a rollout completes and never changed after.
 With a progress deadline, a revision still rolling out or retrying when it passes reports
@@ -33,6 +34,8 @@ class OutcomeKind(enum.Enum):
     BLOCKED = "Blocked"
     SUCCEEDED = "Succeeded"
     ARCHIVED = "Archived"
+    REMOVING = "Removing"
+    """Being deleted, and the teardown waits on something the message names."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ _CONDITIONS: Mapping[OutcomeKind, tuple[_Condition, _Condition]] = {
     OutcomeKind.BLOCKED: (("False", api.REASON_BLOCKED), ("Unknown", api.REASON_RECONCILING)),
     OutcomeKind.SUCCEEDED: (("True", api.REASON_SUCCEEDED), ("True", api.REASON_PROBES_SUCCEEDED)),
     OutcomeKind.ARCHIVED: (("False", api.REASON_ARCHIVED), ("Unknown", api.REASON_ARCHIVED)),
+    OutcomeKind.REMOVING: (("True", api.REASON_REMOVING), ("Unknown", api.REASON_RECONCILING)),
 }
 
 
@@ -82,6 +86,8 @@ def _messages(kind: OutcomeKind, revision: int, message: str) -> tuple[str, str]
         return f"Revision {revision} is rolling out.", message
     if kind is OutcomeKind.ARCHIVED:
         return "Revision is archived; its objects were released or deleted.", "Revision is archived."
+    if kind is OutcomeKind.REMOVING:
+        return message, "Revision is being removed."
     return message, f"Objects could not be observed: {message}"
 
 

@@ -192,11 +192,12 @@ def _gvk(obj: Mapping[str, Any]) -> GroupVersionKind:
 
 
 async def check_collisions(
-    client: Client, *, extension: str, objects: Sequence[Mapping[str, Any]]
+    client: Client, *, extension: str, package: str, objects: Sequence[Mapping[str, Any]]
 ) -> Collisions:
     """Which of `objects` the next revision of ClusterExtension `extension` would find controlled
     by something else (another ClusterExtension's revision, any other controller, or nothing, which
-    `Prevent` also refuses). Reads each object once; kinds the cluster does not serve yet (a CRD
+    `Prevent` also refuses; a CRD an earlier installation of `package` kept is adopted). Reads each
+    object once; kinds the cluster does not serve yet (a CRD
     of the same rollout) cannot collide."""
     selector = f"{names.OWNER_KIND_LABEL}={names.CLUSTER_EXTENSION},{names.OWNER_NAME_LABEL}={extension}"
     try:
@@ -209,7 +210,11 @@ async def check_collisions(
         name=f"{extension}-{number}",
         uid="",
         number=number,
-        labels={names.OWNER_KIND_LABEL: names.CLUSTER_EXTENSION, names.OWNER_NAME_LABEL: extension},
+        labels={
+            names.OWNER_KIND_LABEL: names.CLUSTER_EXTENSION,
+            names.OWNER_NAME_LABEL: extension,
+            names.PACKAGE_NAME_LABEL: package,
+        },
     )
 
     async def live(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
