@@ -3,7 +3,9 @@ bundle (`test` 1.0.0: the cluster-scoped CRD olme2etests.olm.operatorframework.i
 Deployment test-operator).
 
 - `Retain` (the default): the CRD and its custom resources stay and keep working, with OLM's labels
-  and ownerReferences gone; the next installation of the package adopts the same CRD.
+  and ownerReferences gone; the next installation of the package adopts the same CRD. With
+  upstream's webhook-operator, whose CRD converts between two versions of different schemas through
+  a webhook the extension serves, the CRD keeps its webhook conversion and the Event says why.
 - `Cascade`: the custom resources go first, while the extension's Deployment still runs. A
   controller written with olm_runtime plays the operator and removes their finalizer; while it is
   not running, the removal waits and says which object holds it; removing that finalizer by hand
@@ -26,6 +28,7 @@ from olm_runtime import conditions, controller, finalizers
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds
 from olm_runtime.manager import Manager, ManagerOptions
 from olm_runtime.testing.poll import eventually
+from olm_testkit.certmanager import CertManager
 from olm_testkit.names import unique
 from olm_testkit.plugin import Installer
 
@@ -233,3 +236,58 @@ async def test_cascade_deletes_custom_resources_first_and_says_which_finalizer_h
     await wait_event(
         kube, name, type="Normal", reason="Removed", note_contains="CRDs deleted (removal policy Cascade)"
     )
+
+
+WEBHOOK_CRD = "webhooktests.webhook.operators.coreos.io"
+
+
+async def test_retain_keeps_a_conversion_webhook_it_cannot_replace_and_says_why(
+    *,
+    kube: Client,
+    namespace: str,
+    installer: Installer,
+    extensions: Extensions,
+    fixture_catalog: ServedCatalog,
+    cert_manager: CertManager,
+) -> None:
+    account = await installer(namespace)
+    name = unique("retain-webhook")
+    await extensions.create(
+        name,
+        "webhook-operator",
+        namespace,
+        account,
+        version="0.0.1",
+        selector={"matchLabels": fixture_catalog.label},
+    )
+    try:
+        await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=240)
+        before = await kube.get(kinds.CUSTOM_RESOURCE_DEFINITION, WEBHOOK_CRD)
+        assert before["spec"]["conversion"]["strategy"] == "Webhook"
+        await extensions.wait_custom_resources_served(name)
+        await kube.delete(CLUSTER_EXTENSION, name)
+        await wait_gone(kube, CLUSTER_EXTENSION, name)
+        extensions.created.remove(name)
+
+        kept = await kube.get(kinds.CUSTOM_RESOURCE_DEFINITION, WEBHOOK_CRD)
+        assert kept["metadata"]["uid"] == before["metadata"]["uid"]
+        assert kept["spec"]["conversion"] == before["spec"]["conversion"]  # kept as it was
+        event = await wait_event(
+            kube,
+            name,
+            type="Normal",
+            reason="KeptCRD",
+            note_contains=f"kept CRD {WEBHOOK_CRD}",
+            reporter="clusterobjectset-controller",
+        )
+        assert "keeps its conversion webhook" in event["note"]
+        assert "its versions v1, v2 have different schemas" in event["note"]
+        # Its admission webhooks went with the extension: nothing points at the deleted Service.
+        for gvk in (kinds.VALIDATING_WEBHOOK_CONFIGURATION, kinds.MUTATING_WEBHOOK_CONFIGURATION):
+            for item in (await kube.list(gvk)).items:
+                for webhook in item.get("webhooks") or []:
+                    service = webhook["clientConfig"].get("service") or {}
+                    assert service.get("namespace") != namespace, item["metadata"]["name"]
+    finally:
+        with contextlib.suppress(errors.NotFound):
+            await kube.delete(kinds.CUSTOM_RESOURCE_DEFINITION, WEBHOOK_CRD)

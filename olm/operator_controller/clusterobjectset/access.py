@@ -14,7 +14,7 @@ from typing import Any
 
 from olm_runtime.client import Client, ResourceInfo, kinds
 
-__all__ = ["Reach", "watch_reach"]
+__all__ = ["Reach", "allowed", "watch_reach"]
 
 WATCH_VERBS = ("list", "watch")
 """An informer lists, then watches; both must be allowed."""
@@ -29,7 +29,8 @@ class Reach(enum.Enum):
     """Neither: the objects are read by GET, by name, when the revision is reconciled."""
 
 
-async def _allowed(client: Client, resource: ResourceInfo, verb: str, namespace: str) -> bool:
+async def allowed(client: Client, resource: ResourceInfo, verb: str, namespace: str = "") -> bool:
+    """Whether `client`'s identity may `verb` `resource` (in `namespace`; "" for every namespace)."""
     attributes: dict[str, Any] = {
         "verb": verb,
         "group": resource.gvr.group,
@@ -48,7 +49,7 @@ async def _allowed(client: Client, resource: ResourceInfo, verb: str, namespace:
 
 
 async def _may_watch(client: Client, resource: ResourceInfo, namespace: str) -> bool:
-    answers = await asyncio.gather(*(_allowed(client, resource, verb, namespace) for verb in WATCH_VERBS))
+    answers = await asyncio.gather(*(allowed(client, resource, verb, namespace) for verb in WATCH_VERBS))
     return all(answers)
 
 

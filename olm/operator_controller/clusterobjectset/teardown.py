@@ -27,6 +27,7 @@ import orjson
 
 from olm.api import names, ownership
 from olm.api.extensionspec import RemovalPolicy
+from olm.operator_controller.clusterobjectset import access
 from olm.operator_controller.clusterobjectset.sources import ResolvedObject, ResolvedPhase
 from olm_runtime import ownerrefs
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, PatchType, errors, kinds
@@ -191,8 +192,13 @@ async def _custom_resources_waited_on(client: Client, crd: Mapping[str, Any]) ->
     kind = str((spec.get("names") or {}).get("kind") or "")
     if not served or not kind:
         return f"CRD {name} is being deleted"
+    gvk = GroupVersionKind(str(spec.get("group")), str(served[0]["name"]), kind)
     try:
-        listed = await client.list(GroupVersionKind(str(spec.get("group")), str(served[0]["name"]), kind))
+        # Asked first, so that least-privilege RBAC (no list on the custom resources) leaves no
+        # refused request in the audit log.
+        if not await access.allowed(client, await client.resource_for(gvk), "list"):
+            return f"CRD {name} is being deleted; the ServiceAccount may not list its custom resources"
+        listed = await client.list(gvk)
     except (errors.APIError, NoKindMatch) as e:
         return f"CRD {name} is being deleted; its custom resources cannot be listed: {e}"
     items = listed.items
