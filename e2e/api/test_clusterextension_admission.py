@@ -37,7 +37,56 @@ CASES = [
     pytest.param((("spec.serviceAccount.name", "some.serviceaccount"),), None, id="sa-name-dotted"),
     pytest.param((("spec.serviceAccount.name", "some_sa"),), SA_NAME, id="sa-name-underscore"),
     pytest.param((("spec.serviceAccount.name", "Installer"),), SA_NAME, id="sa-name-uppercase"),
-    pytest.param((("spec.source.sourceType", "Bundle"),), UNSUPPORTED, id="source-type-unknown"),
+    pytest.param((("spec.source.sourceType", "Image"),), UNSUPPORTED, id="source-type-unknown"),
+    pytest.param(
+        (("spec.source", {"sourceType": "Bundle", "bundle": {"ref": "quay.io/example/op-bundle:v1.0.0"}}),),
+        None,
+        id="bundle-tag",
+    ),
+    pytest.param(
+        (
+            (
+                "spec.source",
+                {
+                    "sourceType": "Bundle",
+                    "bundle": {"ref": "quay.io/example/op-bundle:latest", "pollIntervalMinutes": 10},
+                },
+            ),
+        ),
+        None,
+        id="bundle-tag-polled",
+    ),
+    pytest.param(
+        (
+            (
+                "spec.source",
+                {
+                    "sourceType": "Bundle",
+                    "bundle": {
+                        "ref": f"quay.io/example/op-bundle@sha256:{'a' * 64}",
+                        "pollIntervalMinutes": 10,
+                    },
+                },
+            ),
+        ),
+        "pollIntervalMinutes must not be set when ref is a digest reference",
+        id="bundle-digest-polled",
+    ),
+    pytest.param(
+        (("spec.source.sourceType", "Bundle"),),
+        "bundle is required when sourceType is Bundle",
+        id="bundle-missing",
+    ),
+    pytest.param(
+        (("spec.source.bundle", {"ref": "quay.io/example/op-bundle:v1"}),),
+        "bundle is required when sourceType is Bundle, and must not be set otherwise",
+        id="bundle-beside-catalog",
+    ),
+    pytest.param(
+        (("spec.source", {"sourceType": "Bundle", "bundle": {"ref": "not a reference"}}),),
+        "spec.source.bundle.ref",
+        id="bundle-bad-ref",
+    ),
     pytest.param(
         (("spec.source.catalog", DELETE),),
         "catalog is required when sourceType is Catalog",

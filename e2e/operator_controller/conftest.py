@@ -76,8 +76,12 @@ async def operator_controller(
     process = OperatorControllerProcess(
         control_plane,
         tmp_path_factory.mktemp("operator-controller"),
-        # progressDeadlineMinutes' minimum is 10: let a minute last a second so tests can cross one.
-        env={testing_seams.DEADLINE_MINUTE_SECONDS: str(DEADLINE_MINUTE_SECONDS)},
+        # progressDeadlineMinutes' minimum is 10, a bundle image's pollIntervalMinutes' is 1: let a
+        # minute last a second so tests can cross one.
+        env={
+            testing_seams.DEADLINE_MINUTE_SECONDS: str(DEADLINE_MINUTE_SECONDS),
+            testing_seams.POLL_MINUTE_SECONDS: str(DEADLINE_MINUTE_SECONDS),
+        },
     )
     async with process.running():
         yield process

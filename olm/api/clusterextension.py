@@ -23,12 +23,13 @@ from olm.api.extensionspec import (
     RemovalPolicy,
     UpgradeConstraintPolicy,
 )
-from olm.api.markers import PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
+from olm.api.markers import INT32, PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
 from olm.api.meta import Conditions, LabelSelector, ProgressDeadlineMinutes
 
 __all__ = [
     "AutomaticUpdates",
     "AvailableUpdate",
+    "BundleImageSource",
     "BundleMetadata",
     "CRDUpgradeSafetyEnforcement",
     "CRDUpgradeSafetyPreflightConfig",
@@ -77,6 +78,7 @@ class ExtensionSourceType(StrEnum):
     """Where installable content comes from."""
 
     CATALOG = "Catalog"
+    BUNDLE = "Bundle"
 
 
 class ClusterExtensionConfigType(StrEnum):
@@ -130,6 +132,27 @@ class CatalogFilter(Model):
     accept; only use it after verifying the change yourself, as data loss is possible."""
 
 
+class BundleImageSource(Model):
+    """A registry+v1 bundle image installed as it is, without a catalog (roadmap F7, F18)."""
+
+    model_config = object_rules(
+        Rule(
+            "!(self.ref.contains('@') && has(self.pollIntervalMinutes))",
+            "pollIntervalMinutes must not be set when ref is a digest reference: "
+            "the content of a digest never changes, so there is nothing to poll for",
+        )
+    )
+
+    ref: Annotated[str, Field(max_length=1000), *rules.IMAGE_REF_RULES]
+    """The bundle image: `<domain>/<path>:<tag>` or `<domain>/<path>@<algorithm>:<hex>`, as for a
+    ClusterCatalog's image. The package, bundle name and version are read from the image (its
+    `metadata/annotations.yaml` and its ClusterServiceVersion)."""
+    poll_interval_minutes: Annotated[int, Field(ge=1, le=2**31 - 1), INT32] | None = None
+    """How often, in minutes, to check whether the tag in `ref` points to new content; new content
+    is installed as an update, through the same CRD upgrade safety and permission checks. Only for
+    tag references; when omitted, the tag is resolved when the spec changes and not polled."""
+
+
 class SourceConfig(Model):
     """The source of installable content; `sourceType` says which of the other fields is set."""
 
@@ -137,13 +160,21 @@ class SourceConfig(Model):
         Rule(
             "self.sourceType == 'Catalog' ? has(self.catalog) : !has(self.catalog)",
             "catalog is required when sourceType is Catalog, and must not be set otherwise",
-        )
+        ),
+        Rule(
+            "self.sourceType == 'Bundle' ? has(self.bundle) : !has(self.bundle)",
+            "bundle is required when sourceType is Bundle, and must not be set otherwise",
+        ),
     )
 
     source_type: ExtensionSourceType
-    """The kind of source. The only value is `Catalog`, which requires `catalog`."""
+    """The kind of source: `Catalog`, which requires `catalog`, or `Bundle`, which requires
+    `bundle`."""
     catalog: CatalogFilter | None = None
     """What to install from the ClusterCatalogs."""
+    bundle: BundleImageSource | None = None
+    """A bundle image to install without a catalog. No upgrade graph applies: the extension runs
+    what the image holds, and follows its tag when `pollIntervalMinutes` is set."""
 
 
 class CRDUpgradeSafetyPreflightConfig(Model):

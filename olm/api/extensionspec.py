@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "AutomaticUpdates",
+    "BundleImage",
     "CRDUpgradeSafetyEnforcement",
     "CatalogSource",
     "ExtensionSpec",
@@ -177,6 +178,23 @@ class CatalogSource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BundleImage:
+    """`spec.source.bundle`: a registry+v1 bundle image installed without a catalog."""
+
+    ref: str
+    poll_interval_minutes: int | None = None
+    """Minutes between checks of a tag for new content; None: resolved when the spec changes."""
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], where: str = "spec.source.bundle") -> BundleImage:
+        data = _mapping(data, where)
+        return cls(
+            ref=_string(data, "ref", where),
+            poll_interval_minutes=_optional(data, "pollIntervalMinutes", int, where),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UpgradeSpec:
     """`spec.upgrade`: when an installed extension moves to the updates its source offers."""
 
@@ -216,7 +234,7 @@ class ExtensionSpec:
     service_account: str
     """`spec.serviceAccount.name`, in `namespace`."""
     catalog: CatalogSource | None
-    """`spec.source.catalog`; None only for a source type this controller does not know."""
+    """`spec.source.catalog`; None for a bundle image source."""
     config: dict[str, Any] | None
     """`spec.config.inline`."""
     crd_upgrade_safety: CRDUpgradeSafetyEnforcement
@@ -226,6 +244,8 @@ class ExtensionSpec:
     """`spec.upgrade`, with its defaults when absent."""
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     """`spec.removal.policy`."""
+    bundle: BundleImage | None = None
+    """`spec.source.bundle`; None for a catalog source."""
 
     @classmethod
     def of(cls, extension: Mapping[str, Any]) -> ExtensionSpec:
@@ -234,6 +254,7 @@ class ExtensionSpec:
         account = _mapping(spec.get("serviceAccount"), "spec.serviceAccount")
         source = _mapping(spec.get("source"), "spec.source")
         catalog = source.get("catalog")
+        bundle = source.get("bundle")
         config = _mapping(spec.get("config") or {}, "spec.config")
         install = _mapping(spec.get("install") or {}, "spec.install")
         preflight = _mapping(install.get("preflight") or {}, "spec.install.preflight")
@@ -253,6 +274,7 @@ class ExtensionSpec:
             progress_deadline_minutes=_optional(spec, "progressDeadlineMinutes", int, "spec"),
             upgrade=UpgradeSpec.parse(spec.get("upgrade") or {}),
             removal_policy=removal_policy(extension),
+            bundle=BundleImage.parse(bundle) if bundle is not None else None,
         )
 
 

@@ -12,6 +12,7 @@ __all__ = [
     "API_VERSION",
     "BUNDLE_NAME_LABEL",
     "BUNDLE_REFERENCE_ANNOTATION",
+    "BUNDLE_SOURCE_ANNOTATION",
     "BUNDLE_VERSION_LABEL",
     "CATEGORY",
     "CLEANUP_CONTENT_MANAGER_CACHE_FINALIZER",
@@ -69,6 +70,10 @@ BUNDLE_VERSION_LABEL: Final = f"{GROUP}/bundle-version"
 REVISION_NAME_LABEL: Final = f"{GROUP}/revision-name"
 BUNDLE_REFERENCE_ANNOTATION: Final = f"{GROUP}/bundle-reference"
 """On a ClusterObjectSet: the image (by digest) of the bundle it was rendered from."""
+BUNDLE_SOURCE_ANNOTATION: Final = f"{GROUP}/bundle-source"
+"""On a ClusterObjectSet of an extension installed from a bundle image (`spec.source.bundle`): the
+image reference as `ref` spells it (a tag, usually), so that the digest the revision installed
+stands for that tag until the tag is checked again."""
 CONTENT_DIGEST_ANNOTATION: Final = f"{GROUP}/content-digest"
 """On a ClusterObjectSet: digest of its rendered content, so an unchanged render makes no new revision."""
 PROPERTIES_ANNOTATION: Final = "olm.properties"

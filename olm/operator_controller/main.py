@@ -103,6 +103,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                         system_namespace=args.system_namespace,
                         cache_dir=cache_dir,
                         crash_after_secrets=seams.crash_after_secrets,
+                        poll_minute_seconds=seams.poll_minute_seconds,
                     ),
                 )
                 _log.info(

@@ -76,6 +76,7 @@ __all__ = [
     "Updates",
     "choose",
     "fetch",
+    "fetch_image",
     "for_bundle",
     "gather",
     "grown",
@@ -192,6 +193,8 @@ class Updates:
     """Why `spec.upgrade.approvedVersion` cannot be installed, when it cannot."""
     installed_unsupported: str | None = None
     """Why the installed bundle does not run on this cluster's Kubernetes version (it stays)."""
+    no_graph: str | None = None
+    """Why nothing can be available (a bundle image source has no catalog), for the status."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,6 +324,38 @@ async def fetch(unpacker: BundleUnpacker, request: Request, bundle: ResolvedBund
     except oci.RegistryError as err:
         message = for_bundle(bundle, f"pulling bundle image: {err}")
         raise Refused(api.REASON_RETRYING, message, retry=True) from None
+
+
+async def fetch_image(
+    unpacker: BundleUnpacker, request: Request, image: str
+) -> tuple[ResolvedBundle, Unpacked]:
+    """Stages 2 and 3 for a bundle image source (`spec.source.bundle`): `image` pulled and read as
+    registry+v1, and the bundle it holds (package, name and version from its own metadata; no
+    catalog and no upgrade graph)."""
+    try:
+        unpacked = await unpacker.unpack(request.extension, image)
+    except UnpackError as err:
+        message = f"bundle image {image} is not a registry+v1 bundle: {err}"
+        raise Refused(api.REASON_BLOCKED, message, retry=False) from None
+    except oci.RegistryError as err:
+        raise Refused(api.REASON_RETRYING, f"pulling bundle image {image}: {err}", retry=True) from None
+    csv = unpacked.bundle.csv
+    try:
+        semver.parse_version(csv.version)
+    except semver.VersionError:
+        message = (
+            f"bundle image {image}: its ClusterServiceVersion {csv.name} has no semantic version "
+            f"({csv.version!r})"
+        )
+        raise Refused(api.REASON_BLOCKED, message, retry=False) from None
+    bundle = ResolvedBundle(
+        package=unpacked.bundle.package_name,
+        name=csv.name,
+        version=csv.version,
+        image=unpacked.image,
+        catalog="",
+    )
+    return bundle, unpacked
 
 
 def render(
@@ -453,20 +488,26 @@ async def plan(
     `Refused` from the first stage that refuses; the preflights never refuse, their verdicts are in
     the plan."""
     spec = request.spec
-    if gathered is None:
-        gathered = await gather(sources, spec)
-    if not gathered.contents or all(c.content.empty for c in gathered.contents):
-        assert spec.catalog is not None
-        raise NoCatalogContent(spec.catalog.package_name, gathered)
-    resolution = choose(request, gathered, cluster=await kubernetes_version(sources.client)).resolution
-    if resolution is None:
-        assert request.installed is not None
-        message = (
-            f"{request.installed.name} stays installed: spec.upgrade allows no bundle the catalogs offer"
-        )
-        raise Refused(api.REASON_RETRYING, message, retry=True)
-    bundle = resolution.bundle
-    unpacked = await fetch(sources.unpacker, request, bundle)
+    if spec.bundle is not None:
+        bundle, unpacked = await fetch_image(sources.unpacker, request, spec.bundle.ref)
+        deprecation = Deprecation()
+        package_content = PackageContent(name=bundle.package)  # no catalog: nothing is known of it
+    else:
+        if gathered is None:
+            gathered = await gather(sources, spec)
+        if not gathered.contents or all(c.content.empty for c in gathered.contents):
+            assert spec.catalog is not None
+            raise NoCatalogContent(spec.catalog.package_name, gathered)
+        resolution = choose(request, gathered, cluster=await kubernetes_version(sources.client)).resolution
+        if resolution is None:
+            assert request.installed is not None
+            message = (
+                f"{request.installed.name} stays installed: spec.upgrade allows no bundle the catalogs offer"
+            )
+            raise Refused(api.REASON_RETRYING, message, retry=True)
+        bundle, deprecation = resolution.bundle, resolution.deprecation
+        package_content = next(c.content for c in gathered.contents if c.name == bundle.catalog)
+        unpacked = await fetch(sources.unpacker, request, bundle)
     objects = render(spec, bundle, unpacked.bundle, sources.certificates)
     watch = parse_config(unpacked.bundle.csv, spec.config, spec.namespace).watch_namespace
     client = sources.client
@@ -481,9 +522,9 @@ async def plan(
         )
     return Plan(
         bundle=bundle,
-        deprecation=resolution.deprecation,
+        deprecation=deprecation,
         image=unpacked.image,
-        package_content=next(c.content for c in gathered.contents if c.name == bundle.catalog),
+        package_content=package_content,
         install_namespace=spec.namespace,
         watch_namespace=watch,
         install_mode=install_mode(watch, spec.namespace),

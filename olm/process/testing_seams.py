@@ -8,8 +8,8 @@ on request. These variables let the e2e suites reach those paths quickly:
   revision's Secrets are created, before the revision is;
 - `OLM_TESTING_DEADLINE_MINUTE_SECONDS=<s>` (operator-controller): one minute of
   `progressDeadlineMinutes` lasts `s` seconds;
-- `OLM_TESTING_POLL_MINUTE_SECONDS=<s>` (catalogd): one minute of `pollIntervalMinutes` lasts `s`
-  seconds;
+- `OLM_TESTING_POLL_MINUTE_SECONDS=<s>` (catalogd, operator-controller): one minute of a
+  ClusterCatalog's, or a bundle image source's, `pollIntervalMinutes` lasts `s` seconds;
 - `OLM_TESTING_SCOPE_SELECTOR=<label selector>` (both): the process reconciles only the objects of
   its own kinds (ClusterCatalogs; ClusterExtensions and ClusterObjectSets) that the selector
   matches, so a suite's shared process (`!olm-py.io/test-scope`) leaves alone the objects a test

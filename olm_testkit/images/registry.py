@@ -106,6 +106,12 @@ class RegistryClient:
             raise RegistryError(f"fetching manifest {repository}:{reference}: HTTP {status}")
         return body
 
+    def delete_manifest(self, repository: str, digest: str) -> None:
+        """Delete the manifest `digest` and so every tag naming it (the registry deletes by digest)."""
+        status, _, body = self._request("DELETE", f"/v2/{repository}/manifests/{digest}")
+        if status != 202:
+            raise RegistryError(f"deleting manifest {repository}@{digest}: HTTP {status} {body[:300]!r}")
+
     def blob(self, repository: str, digest: str) -> bytes:
         status, _, body = self._request("GET", f"/v2/{repository}/blobs/{digest}")
         if status != 200:

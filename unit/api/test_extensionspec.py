@@ -11,6 +11,7 @@ import pytest
 from olm.api.clusterextension import ClusterExtension
 from olm.api.extensionspec import (
     AutomaticUpdates,
+    BundleImage,
     CatalogSource,
     CRDUpgradeSafetyEnforcement,
     ExtensionSpec,
@@ -60,6 +61,11 @@ def _from_model(obj: dict[str, Any]) -> ExtensionSpec:
             rollback_to=spec.upgrade.rollback_to,
         ),
         removal_policy=spec.removal.policy if spec.removal is not None else RemovalPolicy.RETAIN,
+        bundle=None
+        if spec.source.bundle is None
+        else BundleImage(
+            ref=spec.source.bundle.ref, poll_interval_minutes=spec.source.bundle.poll_interval_minutes
+        ),
     )
 
 
@@ -174,3 +180,15 @@ def test_the_removal_policy_is_retain_unless_cascade_is_asked_for() -> None:
 def test_the_removal_policy_is_read_even_when_the_rest_of_the_spec_is_broken() -> None:
     assert removal_policy({"spec": {"removal": {"policy": "Cascade"}, "source": 3}}) is RemovalPolicy.CASCADE
     assert removal_policy({}) is RemovalPolicy.RETAIN
+
+
+def test_a_bundle_image_source_is_read_as_the_model_reads_it() -> None:
+    obj = _minimal()
+    obj["spec"]["source"] = {
+        "sourceType": "Bundle",
+        "bundle": {"ref": "quay.io/example/op-bundle:v1", "pollIntervalMinutes": 5},
+    }
+    spec = ExtensionSpec.of(obj)
+    assert spec == _from_model(obj)
+    assert spec.catalog is None
+    assert spec.bundle == BundleImage(ref="quay.io/example/op-bundle:v1", poll_interval_minutes=5)

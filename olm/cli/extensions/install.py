@@ -2,6 +2,7 @@
 
     olmctl install kube-green --namespace kube-green --service-account installer --dry-run
     olmctl install kube-green --namespace kube-green --service-account installer --create-service-account
+    olmctl install --bundle-image registry.example.com/team/op-bundle:v1 -n op --service-account installer
 
 It first shows what operator-controller would do (`plan`, the install pipeline operator-controller
 runs: the resolved bundle, the install mode, the objects) with the verdicts of its preflights
@@ -76,8 +77,29 @@ async def _installer_permissions(
     return result
 
 
+def _name(args: argparse.Namespace) -> str:
+    """`--name`, or the package, or the image's repository name (the last path component)."""
+    if (args.package is None) == (args.bundle_image is None):
+        raise CommandFailed("name a package or give --bundle-image REF, not both")
+    if args.poll_interval is not None and args.bundle_image is None:
+        raise CommandFailed("--poll-interval needs --bundle-image")
+    if args.bundle_image is not None and (
+        args.version or args.channel or args.catalog or args.catalog_selector
+    ):
+        raise CommandFailed(
+            "--version, --channel, --catalog and --catalog-selector choose from catalogs; "
+            "a bundle image is installed as it is"
+        )
+    if args.name:
+        return str(args.name)
+    if args.package is not None:
+        return str(args.package)
+    repository = args.bundle_image.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
+    return str(repository)
+
+
 async def install(session: Session, args: argparse.Namespace) -> int:
-    name = args.name or args.package
+    name = _name(args)
     try:
         await session.client.get(CLUSTER_EXTENSION, name)
         raise CommandFailed(f'clusterextension "{name}" already exists; see `olmctl upgrade`')
@@ -88,7 +110,7 @@ async def install(session: Session, args: argparse.Namespace) -> int:
     config = {"watchNamespace": args.watch_namespace} if args.watch_namespace else None
     obj = extension_object(
         name,
-        args.package,
+        args.package or "",
         namespace=args.namespace,
         service_account=args.service_account,
         version=args.version,
@@ -96,6 +118,8 @@ async def install(session: Session, args: argparse.Namespace) -> int:
         selector=selector,
         config=config,
         readiness=args.readiness,
+        bundle_image=args.bundle_image,
+        poll_interval=args.poll_interval,
     )
     plan = await plan_install(session, obj, pull=pull_options(args))
     crd_safety = plan.crd_safety

@@ -118,9 +118,23 @@ def add_commands(top: Subparsers[argparse.ArgumentParser]) -> None:
         "olmctl install kube-green --namespace kube-green --service-account installer --dry-run",
         command="install",
     )
-    install_parser.add_argument("package", metavar="PKG")
+    install_parser.add_argument("package", metavar="PKG", nargs="?", help="the package (or --bundle-image)")
+    install_parser.add_argument(
+        "--bundle-image",
+        metavar="REF",
+        help="install this registry+v1 bundle image (tag or digest) instead of a package from a catalog",
+    )
+    install_parser.add_argument(
+        "--poll-interval",
+        metavar="MINUTES",
+        type=int,
+        help="with --bundle-image and a tag: check the tag for new content every MINUTES",
+    )
     install_parser.add_argument("-n", "--namespace", required=True, help="namespace to install into")
-    install_parser.add_argument("--name", help="the ClusterExtension's name (default: the package name)")
+    install_parser.add_argument(
+        "--name",
+        help="the ClusterExtension's name (default: the package name, or the image's repository name)",
+    )
     install_parser.add_argument(
         "--service-account", required=True, metavar="SA", help="ServiceAccount in NAMESPACE that installs it"
     )

@@ -25,7 +25,7 @@ from typing import Any
 import pydantic
 
 from olm import oci, semver
-from olm.api.clusterextension import CatalogFilter
+from olm.api.clusterextension import BundleImageSource, CatalogFilter
 from olm.api.extensionspec import ExtensionSpec, Readiness, SpecError, UpgradeConstraintPolicy
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.cli.catalogs.content import read_catalog
@@ -94,8 +94,11 @@ def extension_object(
     config: dict[str, Any] | None = None,
     upgrade_constraint_policy: str | None = None,
     readiness: str | None = None,
+    bundle_image: str | None = None,
+    poll_interval: int | None = None,
 ) -> dict[str, Any]:
-    """The ClusterExtension these arguments stand for (the one `install` creates)."""
+    """The ClusterExtension these arguments stand for (the one `install` creates); with
+    `bundle_image`, the source is that image instead of `package` from the catalogs."""
     catalog: dict[str, Any] = {"packageName": package}
     if version:
         catalog["version"] = version
@@ -114,12 +117,28 @@ def extension_object(
         spec["config"] = {"configType": "Inline", "inline": config}
     if readiness and readiness != Readiness.NONE:
         spec["upgrade"] = {"readiness": str(readiness)}
+    if bundle_image is not None:
+        bundle: dict[str, Any] = {"ref": bundle_image}
+        if poll_interval is not None:
+            bundle["pollIntervalMinutes"] = poll_interval
+        spec["source"] = {"sourceType": "Bundle", "bundle": bundle}
     return {
         "apiVersion": CLUSTER_EXTENSION.api_version,
         "kind": CLUSTER_EXTENSION.kind,
         "metadata": {"name": name},
         "spec": spec,
     }
+
+
+def check_bundle_fields(bundle: dict[str, Any]) -> None:
+    """`spec.source.bundle` checked as the API would check it (its model and CEL rule)."""
+    try:
+        BundleImageSource.model_validate(bundle)
+    except pydantic.ValidationError as err:
+        problem = err.errors()[0]
+        raise CommandFailed(f"invalid bundle image {bundle.get('ref')!r}: {problem['msg']}") from None
+    if "@" in str(bundle.get("ref")) and bundle.get("pollIntervalMinutes") is not None:
+        raise CommandFailed("--poll-interval needs a tag: a digest reference never changes")
 
 
 def check_catalog_fields(catalog: dict[str, Any]) -> None:
@@ -158,7 +177,11 @@ async def plan_install(
     `preflights`: run the preflight verdicts too; `watch_namespace_flag`: the command takes
     `--watch-namespace`, which its advice then names). Every failure a user can act on raises
     `CommandFailed` with operator-controller's wording where it has one."""
-    check_catalog_fields(extension["spec"]["source"]["catalog"])
+    source = extension["spec"]["source"]
+    if "catalog" in source:
+        check_catalog_fields(source["catalog"])
+    else:
+        check_bundle_fields(source["bundle"])
     try:
         spec = ExtensionSpec.of(extension)
     except SpecError as err:

@@ -112,7 +112,7 @@ def plan_text(
         ("Package", bundle.package),
         ("Bundle", bundle.name),
         ("Version", bundle.version),
-        ("Catalog", bundle.catalog),
+        ("Catalog", bundle.catalog or "none (a bundle image)"),
         ("Image", plan.image),
         ("Namespace", plan.install_namespace),
         ("Install mode", install_mode_text(plan)),

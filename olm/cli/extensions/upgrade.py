@@ -94,6 +94,13 @@ async def upgrade(session: Session, args: argparse.Namespace) -> int:
     if args.approve is not None:
         return await approve(session, args, obj, installed)
     spec = obj["spec"]
+    image = (spec["source"].get("bundle") or {}).get("ref")
+    if image is not None:
+        raise CommandFailed(
+            f"clusterextension {args.name!r} installs the bundle image {image}, not a package from a "
+            "catalog: point spec.source.bundle.ref at the new image (or set pollIntervalMinutes to follow "
+            "its tag)"
+        )
     catalog = spec["source"]["catalog"]
     channels = args.channel or catalog.get("channels") or ()
     version = args.version if args.version is not None else catalog.get("version")

@@ -23,6 +23,9 @@ class Options:
     retry_interval: float = 10.0
     """Seconds before an extension waiting on something outside its spec (RBAC being granted, a
     catalog coming back, a revision rolling out) is reconciled again."""
+    poll_minute_seconds: float = 60.0
+    """Seconds in one minute of `spec.source.bundle.pollIntervalMinutes` (shorter only in tests,
+    `olm.process.testing_seams`)."""
     max_concurrent_reconciles: int = 4
     """Extensions reconciled at the same time."""
     crash_after_secrets: bool = False

@@ -29,7 +29,9 @@ CONTROLLER_NAME = "clusterextension"
 
 
 def _package(state: State) -> str:
-    return state.spec.catalog.package_name if state.spec.catalog is not None else ""
+    if state.spec.catalog is not None:
+        return state.spec.catalog.package_name
+    return state.bundle.package if state.bundle is not None else ""
 
 
 class Reconciler:
@@ -73,6 +75,21 @@ class Reconciler:
         )
         # `spec.upgrade.rollbackTo`: content restored from a revision instead of a catalog's.
         self.restore_steps = Steps[State](CONTROLLER_NAME, (*head, pipeline.restore, *tail))
+        # `spec.source.bundle`: the image is the bundle; resolving it is pulling it.
+        self.image_steps = Steps[State](
+            CONTROLLER_NAME,
+            (
+                *head,
+                pipeline.roll_back_failed,
+                pipeline.resolve_image,
+                pipeline.hold_rolled_back,
+                pipeline.reuse_revision,
+                pipeline.render,
+                pipeline.check_permission_growth,
+                pipeline.check_readiness,
+                *tail,
+            ),
+        )
 
     async def reconcile(self, request: controller.Request) -> controller.Result:
         context = self.context
@@ -89,7 +106,12 @@ class Reconciler:
             return await self.removal.finalize(extension)
         extension = await removal.ensure_finalizers(context.client, extension)
         state = State(extension=extension, spec=ExtensionSpec.of(extension))
-        steps = self.restore_steps if state.spec.upgrade.rollback_to is not None else self.steps
+        if state.spec.upgrade.rollback_to is not None:
+            steps = self.restore_steps
+        elif state.spec.bundle is not None:
+            steps = self.image_steps
+        else:
+            steps = self.steps
         ran = await steps.run(state, key=request.name)
         metrics.observe_resolution(ran)
         before = (extension.get("status") or {}).get("conditions") or []

@@ -32,7 +32,7 @@ class State:
     states: RevisionStates = field(default_factory=lambda: RevisionStates(all=()))
     """read_revisions (and pack and apply, which bring it up to date)."""
     bundle: ResolvedBundle | None = None
-    """resolve."""
+    """resolve (or resolve_image)."""
     deprecation: Deprecation | None = None
     """resolve: None when the catalog data could not be read."""
     updates: plan.Updates | None = None
@@ -66,6 +66,9 @@ class Memory:
     """The bundle each extension last resolved to: one `Resolved` event per change (`newly_resolved`)."""
     render: RenderMemo = field(default_factory=RenderMemo)
     """The content digest each extension last rendered, and from what (`memo`)."""
+    tag_checked: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """The bundle image tag (`spec.source.bundle.ref`) each extension last pulled, and when
+    (`time.monotonic`): the next check is due a poll interval later."""
 
     def newly_resolved(self, name: str, bundle: str, installed: str | None) -> bool:
         """Whether resolving `name` to `bundle` is news worth a `Resolved` event, and remember it.
@@ -79,6 +82,7 @@ class Memory:
         return bundle != reported
 
     def forget(self, name: str) -> None:
+        self.tag_checked.pop(name, None)
         self.swept.discard(name)
         self.resolved.pop(name, None)
         self.render.forget(name)

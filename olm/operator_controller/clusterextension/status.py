@@ -81,7 +81,7 @@ def _update_rows(updates: plan.Updates) -> list[tuple[str, conditions.Status, st
             f"(upgrade path: {path})",
         )
     else:
-        message = "no newer bundle is reachable within spec.source.catalog"
+        message = updates.no_graph or "no newer bundle is reachable within spec.source.catalog"
         row = (api.TYPE_UPDATE_AVAILABLE, "False", api.REASON_UP_TO_DATE, message)
     held: tuple[str, conditions.Status, str, str]
     if updates.unreachable_approval is not None:

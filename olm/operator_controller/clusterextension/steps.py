@@ -83,11 +83,14 @@ def _revision_labels(state: State) -> dict[str, str]:
 
 
 def _revision_annotations(state: State) -> dict[str, str]:
-    """What a revision says of its bundle and identity, and the bundle's properties when known."""
+    """What a revision says of its bundle, its source image reference (a bundle image source) and
+    identity, and the bundle's properties when known."""
     assert state.bundle is not None
     annotations = {**_bundle_annotations(state.bundle, state.image), **_identity_annotations(state)}
     if state.properties is not None:
         annotations[names.PROPERTIES_ANNOTATION] = state.properties
+    if state.spec.bundle is not None:
+        annotations[names.BUNDLE_SOURCE_ANNOTATION] = state.spec.bundle.ref
     return annotations
 
 
@@ -339,6 +342,60 @@ class Pipeline:
             )
         return CONTINUE
 
+    async def resolve_image(self, state: State) -> Next:
+        """`spec.source.bundle`: the bundle is the image's (`plan.fetch_image`), with no catalog and
+        no upgrade graph. A digest is pulled once (then cached); a tag stands for the digest the
+        installed revision recorded for it until its poll interval passes, when it is pulled again
+        and new content is an update like any other (the later steps check it the same way)."""
+        source = state.spec.bundle
+        assert source is not None  # the reconciler runs this step only then
+        name = state.extension["metadata"]["name"]
+        image = pinned(source.ref) or self._tag_image(state, name, source.ref, source.poll_interval_minutes)
+        request = plan.Request(extension=name, spec=state.spec)
+        try:
+            bundle, unpacked = await plan.fetch_image(self.sources.unpacker, request, image)
+        except plan.Refused as refused:
+            return self._refused(state, refused)
+        if image == source.ref:  # the tag itself was pulled
+            self.memory.tag_checked[name] = (source.ref, time.monotonic())
+            if source.poll_interval_minutes is not None:  # the next check
+                state.requeue_after = source.poll_interval_minutes * self.options.poll_minute_seconds
+        state.bundle = bundle
+        state.image = unpacked.image
+        state.registry_v1 = unpacked.bundle
+        state.properties = unpacked.bundle.csv.annotations.get(names.PROPERTIES_ANNOTATION)
+        if state.states.installed is not None:
+            interval = source.poll_interval_minutes
+            followed = (
+                f"its tag is checked for new content every {interval} minute(s)"
+                if interval is not None and pinned(source.ref) is None
+                else "new content is installed when spec.source.bundle.ref changes"
+            )
+            note = (
+                f"the source is a bundle image ({source.ref}): no catalog and no upgrade graph apply; "
+                + followed
+            )
+            state.updates = plan.Updates(available=None, held=None, unreachable_approval=None, no_graph=note)
+        return CONTINUE
+
+    def _tag_image(self, state: State, name: str, ref: str, interval: int | None) -> str:
+        """What to pull for the tag `ref`: the digest the newest revision recorded for it (installed
+        or still rolling out) while no check is due (and come back when one is), else the tag."""
+        latest = state.states.latest
+        annotations = ((latest.object.get("metadata") or {}).get("annotations") or {}) if latest else {}
+        known = latest.bundle.image if latest is not None and latest.bundle is not None else None
+        if known is None or annotations.get(names.BUNDLE_SOURCE_ANNOTATION) != ref:
+            return ref
+        if interval is None:
+            return known
+        checked = self.memory.tag_checked.get(name)
+        period = interval * self.options.poll_minute_seconds
+        elapsed = time.monotonic() - checked[1] if checked is not None and checked[0] == ref else period
+        if elapsed >= period:
+            return ref
+        state.requeue_after = period - elapsed
+        return known
+
     async def restore(self, state: State) -> Next:
         """`spec.upgrade.rollbackTo`: the objects of the newest revision that installed that version,
         read back from its ClusterObjectSet, become the content to roll out (then `pack` and the
@@ -544,6 +601,8 @@ class Pipeline:
         for key in (names.PACKAGE_NAME_LABEL, names.BUNDLE_VERSION_LABEL):
             if key in have_labels and key not in wanted_labels:
                 labels[key] = None  # the new version is not a valid label value: no stale one stays
+        if names.BUNDLE_SOURCE_ANNOTATION in have and names.BUNDLE_SOURCE_ANNOTATION not in wanted:
+            changed[names.BUNDLE_SOURCE_ANNOTATION] = None  # now from a catalog: the tag no longer applies
         if (
             revision.rollback is not None
             and revision.bundle is not None
