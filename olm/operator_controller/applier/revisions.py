@@ -73,15 +73,15 @@ async def revision_objects(
 
 
 def _revision_reference(cos: Mapping[str, Any]) -> dict[str, Any]:
-    """A Secret's reference to its revision: an owner for the garbage collector, not a controller
-    (the runtime's helper makes controllers only)."""
+    """A Secret's reference to its revision, as its controller, as upstream writes it (written out
+    here because it is patched onto a Secret that exists, not applied with it)."""
     metadata = cos["metadata"]
     return {
         "apiVersion": CLUSTER_OBJECT_SET.api_version,
         "kind": CLUSTER_OBJECT_SET.kind,
         "name": metadata["name"],
         "uid": metadata["uid"],
-        "controller": False,
+        "controller": True,
         "blockOwnerDeletion": True,
     }
 
@@ -127,10 +127,20 @@ async def create_revision(
     return created
 
 
+def _owned(secret: Mapping[str, Any], cos: Mapping[str, Any]) -> bool:
+    """Whether `secret` carries the reference `_revision_reference` makes (an older OLM wrote it
+    with `controller: false`)."""
+    wanted = _revision_reference(cos)
+    return any(
+        ref.get("uid") == wanted["uid"] and ref.get("controller") is True
+        for ref in ownerrefs.owner_references(secret)
+    )
+
+
 async def _own(client: Client, secret: Mapping[str, Any], cos: Mapping[str, Any]) -> None:
     metadata = secret["metadata"]
     reference = _revision_reference(cos)
-    if any(ref.get("uid") == reference["uid"] for ref in ownerrefs.owner_references(secret)):
+    if _owned(secret, cos):
         return
     with contextlib.suppress(errors.NotFound):
         await client.patch(
@@ -157,7 +167,8 @@ async def sweep(
     keep: Iterable[str] = (),
 ) -> SweepResult:
     """Delete the extension's Secrets whose revision does not exist (except those in `keep`, which
-    the revision being created reuses) and add the missing ownerReference to the others."""
+    the revision being created reuses) and give the others their revision's controller reference
+    where it is missing or an older OLM wrote it as a plain owner."""
     existing = {r.name: r.object for r in revisions}
     kept = set(keep)
     deleted: list[str] = []
@@ -175,7 +186,9 @@ async def sweep(
                 with contextlib.suppress(errors.NotFound):
                     await client.delete(kinds.SECRET, name, namespace=system_namespace)
                 deleted.append(name)
-        elif not ownerrefs.owner_references(secret):
+        elif not _owned(secret, cos):
+            # No reference (a crash between the Secret and its revision), or the one an older OLM
+            # wrote (`controller: false`): set it, in place.
             await _own(client, secret, cos)
             adopted.append(name)
     return SweepResult(deleted=tuple(sorted(deleted)), adopted=tuple(sorted(adopted)))

@@ -345,8 +345,8 @@ class Pipeline:
     async def resolve_image(self, state: State) -> Next:
         """`spec.source.bundle`: the bundle is the image's (`plan.fetch_image`), with no catalog and
         no upgrade graph. A digest is pulled once (then cached); a tag stands for the digest the
-        installed revision recorded for it until its poll interval passes, when it is pulled again
-        and new content is an update like any other (the later steps check it the same way)."""
+        newest revision recorded for it until its poll interval passes, when it is pulled again and
+        new content is an update like any other (the later steps check it the same way)."""
         source = state.spec.bundle
         assert source is not None  # the reconciler runs this step only then
         name = state.extension["metadata"]["name"]

@@ -3,7 +3,8 @@
 Phases are walked in reverse order. An object this revision controls is deleted; an object another
 revision (or anyone else) now controls only loses this revision's ownerReference. A phase whose
 deletions are still in progress (finalizers) stops the walk: the earlier phases wait, so for
-example Services outlive the workloads that use them.
+example Services outlive the workloads that use them. Within a phase, aggregated ClusterRoles go
+before the roles that feed them (`_aggregated_first`).
 
 A revision deleted with its ClusterExtension carries the extension's removal policy
 (`names.REMOVAL_POLICY_ANNOTATION`), which takes the CRDs out of that order and handles them first:
@@ -244,12 +245,21 @@ async def _cascade_crds(client: Client, me: ownership.Revision, crds: Sequence[R
     )
 
 
+def _aggregated_first(objects: Sequence[ResolvedObject]) -> list[ResolvedObject]:
+    """`objects` with the ClusterRoles that have an `aggregationRule` first. Deleting a role that
+    aggregates into one of them makes the API server's aggregation controller re-apply that one's
+    rules, and an apply creates what it does not find: if the aggregated role is deleted in
+    between, it comes back, with no owner. Deleted first, it is gone from that controller's cache
+    before any of its sources' deletions reaches it."""
+    return sorted(objects, key=lambda source: "aggregationRule" not in source.manifest)
+
+
 async def _release_phase(
     client: Client, me: ownership.Revision, phase: ResolvedPhase, skip_crds: bool
 ) -> bool:
     """Delete or release every object of `phase`; True when none of its deletions is in progress."""
     pending = False
-    for source in phase.objects:
+    for source in _aggregated_first(phase.objects):
         if skip_crds and _is_crd(source.manifest):
             continue
         gvk, name, namespace, live = await _live(client, source.manifest)
