@@ -16,7 +16,7 @@ from pydantic import Field
 from olm.api import names, rules
 from olm.api.base import AGE_COLUMN, Model, PrinterColumn, Resource, ResourceInfo, condition_status_column
 from olm.api.markers import INT32, Rule, object_rules
-from olm.api.meta import Conditions
+from olm.api.meta import Conditions, ImageRef, PollIntervalMinutes
 
 __all__ = [
     "AvailabilityMode",
@@ -54,15 +54,9 @@ _IMAGE_UNION = Rule(
 class ImageSource(Model):
     """An OCI image holding the catalog, and how often to look for a newer one."""
 
-    model_config = object_rules(
-        Rule(
-            "!(self.ref.contains('@') && has(self.pollIntervalMinutes))",
-            "pollIntervalMinutes must not be set when ref is a digest reference: "
-            "the content of a digest never changes, so there is nothing to poll for",
-        )
-    )
+    model_config = object_rules(rules.NO_POLLING_A_DIGEST)
 
-    ref: Annotated[str, Field(max_length=1000), *rules.IMAGE_REF_RULES]
+    ref: ImageRef
     """The catalog image: `<domain>/<path>:<tag>` or `<domain>/<path>@<algorithm>:<hex>`.
 
     The domain is the registry, optionally with a port (`quay.io`, `localhost:5000`). The path
@@ -71,7 +65,7 @@ class ImageSource(Model):
     hexadecimal characters) follows `@` and always names the same content. At most 1000
     characters.
     """
-    poll_interval_minutes: Annotated[int, Field(ge=1, le=2**31 - 1), INT32] | None = None
+    poll_interval_minutes: PollIntervalMinutes | None = None
     """How often, in minutes, to check whether the tag in `ref` points to new content.
 
     Only for tag references; when omitted, the image is resolved once and not polled.

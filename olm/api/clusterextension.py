@@ -23,8 +23,8 @@ from olm.api.extensionspec import (
     RemovalPolicy,
     UpgradeConstraintPolicy,
 )
-from olm.api.markers import INT32, PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
-from olm.api.meta import Conditions, LabelSelector, ProgressDeadlineMinutes
+from olm.api.markers import PRESERVE_UNKNOWN_FIELDS, ListMap, Rule, object_rules
+from olm.api.meta import Conditions, ImageRef, LabelSelector, PollIntervalMinutes, ProgressDeadlineMinutes
 
 __all__ = [
     "AutomaticUpdates",
@@ -135,19 +135,13 @@ class CatalogFilter(Model):
 class BundleImageSource(Model):
     """A registry+v1 bundle image installed as it is, without a catalog (roadmap F7, F18)."""
 
-    model_config = object_rules(
-        Rule(
-            "!(self.ref.contains('@') && has(self.pollIntervalMinutes))",
-            "pollIntervalMinutes must not be set when ref is a digest reference: "
-            "the content of a digest never changes, so there is nothing to poll for",
-        )
-    )
+    model_config = object_rules(rules.NO_POLLING_A_DIGEST)
 
-    ref: Annotated[str, Field(max_length=1000), *rules.IMAGE_REF_RULES]
+    ref: ImageRef
     """The bundle image: `<domain>/<path>:<tag>` or `<domain>/<path>@<algorithm>:<hex>`, as for a
     ClusterCatalog's image. The package, bundle name and version are read from the image (its
     `metadata/annotations.yaml` and its ClusterServiceVersion)."""
-    poll_interval_minutes: Annotated[int, Field(ge=1, le=2**31 - 1), INT32] | None = None
+    poll_interval_minutes: PollIntervalMinutes | None = None
     """How often, in minutes, to check whether the tag in `ref` points to new content; new content
     is installed as an update, through the same CRD upgrade safety and permission checks. Only for
     tag references; when omitted, the tag is resolved when the spec changes and not polled."""

@@ -12,6 +12,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
+from olm.api import rules
 from olm.api.base import Model
 from olm.api.markers import ATOMIC_LIST, INT32, INT64, ListMap
 
@@ -21,9 +22,11 @@ __all__ = [
     "Condition",
     "ConditionStatus",
     "Conditions",
+    "ImageRef",
     "LabelSelector",
     "LabelSelectorOperator",
     "LabelSelectorRequirement",
+    "PollIntervalMinutes",
     "ProgressDeadlineMinutes",
 ]
 
@@ -64,6 +67,10 @@ Conditions = Annotated[list[Condition], ListMap("type")]
 
 ProgressDeadlineMinutes = Annotated[int, Field(ge=10, le=720), INT32]
 """How long a rollout may take, in minutes: 10 to 720 (12 hours)."""
+ImageRef = Annotated[str, Field(max_length=1000), *rules.IMAGE_REF_RULES]
+"""An image by tag or digest (`<domain>/<path>:<tag>`, `<domain>/<path>@<algorithm>:<hex>`)."""
+PollIntervalMinutes = Annotated[int, Field(ge=1, le=2**31 - 1), INT32]
+"""Minutes between checks of an image tag for new content."""
 
 
 class LabelSelectorOperator(StrEnum):

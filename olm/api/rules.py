@@ -18,6 +18,7 @@ __all__ = [
     "IMAGE_DOMAIN",
     "IMAGE_PATH",
     "IMAGE_REF_RULES",
+    "NO_POLLING_A_DIGEST",
     "RESOLVED_IMAGE_REF_RULES",
     "SEMVER",
     "VERSION_RANGE",
@@ -138,3 +139,11 @@ RESOLVED_IMAGE_REF_RULES = (
     *_DIGEST_RULES,
 )
 """An image reference pinned by digest."""
+
+
+NO_POLLING_A_DIGEST = Rule(
+    "!(self.ref.contains('@') && has(self.pollIntervalMinutes))",
+    "pollIntervalMinutes must not be set when ref is a digest reference: "
+    "the content of a digest never changes, so there is nothing to poll for",
+)
+"""On an image source with `ref` and `pollIntervalMinutes` (a ClusterCatalog's, a bundle's)."""
