@@ -20,6 +20,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from olm_runtime import conditions
 from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
+from olm_runtime.testing.registry import Registry
 from olm_testkit import catalogs
 from olm_testkit.catalogs import delete_catalog
 from olm_testkit.extensions import Extensions
@@ -184,6 +186,12 @@ async def fixture_catalog(
 
 
 # --- ClusterExtensions -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pull(registry: Registry, tmp_path: Path) -> tuple[str, ...]:
+    """The flags that let olmctl pull bundles from the session's registry."""
+    return ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
 
 
 @pytest.fixture

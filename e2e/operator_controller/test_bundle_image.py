@@ -13,7 +13,6 @@ upstream's real test bundles pushed to the session's registry under a tag:
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +37,14 @@ DEPLOYMENT = "test-operator"
 
 def bundle_image(version: str) -> layout.Image:
     return layout.bundle_image(realdata() / FIXTURE_BUNDLES / "test-operator" / f"v{version}")
+
+
+async def push_tagged(
+    pusher: RegistryClient, registry: Registry, repository: str, image: layout.Image, tag: str
+) -> str:
+    """Push `image` to `repository` under `tag`; the tag reference."""
+    await asyncio.to_thread(pusher.push, image, Reference(host=registry.host, repository=repository, tag=tag))
+    return f"{registry.host}/{repository}:{tag}"
 
 
 def image_source(ref: str, poll_minutes: int | None = None) -> dict[str, Any]:
@@ -74,10 +81,7 @@ async def test_a_bundle_image_installs_follows_its_tag_and_moves_to_a_catalog_wi
     account = await installer(namespace)
     repository = f"{unique('bundle-image')}/test-operator"
     first, second = bundle_image("1.0.0"), bundle_image("1.0.2")
-    await asyncio.to_thread(
-        pusher.push, first, Reference(host=registry.host, repository=repository, tag="stable")
-    )
-    ref = f"{registry.host}/{repository}:stable"
+    ref = await push_tagged(pusher, registry, repository, first, "stable")
     name = unique("from-image")
     await create_from_image(extensions, name, namespace, account, image_source(ref, poll_minutes=1))
 
@@ -94,9 +98,7 @@ async def test_a_bundle_image_installs_follows_its_tag_and_moves_to_a_catalog_wi
     assert revision["metadata"]["labels"][names.PACKAGE_NAME_LABEL] == "test"
 
     # New content under the tag is an update, found on the next poll.
-    await asyncio.to_thread(
-        pusher.push, second, Reference(host=registry.host, repository=repository, tag="stable")
-    )
+    await push_tagged(pusher, registry, repository, second, "stable")
 
     def updated(found: dict[str, Any]) -> bool:
         bundle = ((found.get("status") or {}).get("install") or {}).get("bundle")
@@ -164,16 +166,11 @@ async def test_olmctl_installs_a_bundle_image(
     registry: Registry,
     pusher: RegistryClient,
     olmctl: Olmctl,
-    tmp_path: Path,
+    pull: tuple[str, ...],
 ) -> None:
     account = await installer(namespace)
     repository = f"{unique('olmctl-bundle')}/test-operator"
-    image = bundle_image("1.0.0")
-    await asyncio.to_thread(
-        pusher.push, image, Reference(host=registry.host, repository=repository, tag="v1")
-    )
-    ref = f"{registry.host}/{repository}:v1"
-    pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
+    ref = await push_tagged(pusher, registry, repository, bundle_image("1.0.0"), "v1")
     name = unique("olmctl-image")
     common = ("install", "--bundle-image", ref, "-n", namespace, "--service-account", account, "--name", name)
 

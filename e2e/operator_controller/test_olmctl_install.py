@@ -25,7 +25,6 @@ from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.cli.main import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
-from olm_runtime.testing.registry import Registry
 from olm_testkit.certmanager import CertManager
 from olm_testkit.names import unique
 from olm_testkit.olmctl import Olmctl, Result
@@ -33,12 +32,6 @@ from olm_testkit.plugin import Installer
 from olm_testkit.processes import token_kubeconfig
 
 CRD = "sleepinfos.kube-green.com"
-
-
-@pytest.fixture
-def pull(registry: Registry, tmp_path: Path) -> tuple[str, ...]:
-    """The flags that let olmctl pull bundles from the session's registry."""
-    return ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
 
 
 def _rows(text: str) -> list[list[str]]:

@@ -35,6 +35,7 @@ __all__ = [
     "Revision",
     "Verdict",
     "desired_object",
+    "guarded_patch",
     "judge",
     "references_without",
     "retained_for",
@@ -205,6 +206,13 @@ def _contained(want: Any, have: Any) -> bool:
     if isinstance(want, int | float) and isinstance(have, int | float):
         return want == have  # JSON does not tell 1 from 1.0
     return type(want) is type(have) and bool(want == have)
+
+
+def guarded_patch(live: Object, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON merge patch of the `metadata` fields given (`None` removes a key, a list replaces the
+    list) that the API server applies only while the object is still `live`: its resourceVersion is
+    the precondition, so a decision made on `live` never lands on a changed object."""
+    return {"metadata": {"resourceVersion": (live.get("metadata") or {}).get("resourceVersion"), **metadata}}
 
 
 def references_without(

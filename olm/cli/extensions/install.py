@@ -17,6 +17,7 @@ import argparse
 import asyncio
 from typing import Any
 
+from olm import oci
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.cli import render
 from olm.cli.commands import CommandFailed, not_found
@@ -94,8 +95,10 @@ def _name(args: argparse.Namespace) -> str:
         return str(args.name)
     if args.package is not None:
         return str(args.package)
-    repository = args.bundle_image.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
-    return str(repository)
+    try:
+        return oci.Reference.parse(args.bundle_image).repository.rsplit("/", 1)[-1]
+    except oci.InvalidReference as err:
+        raise CommandFailed(f"invalid bundle image {args.bundle_image!r}: {err}") from None
 
 
 async def install(session: Session, args: argparse.Namespace) -> int:

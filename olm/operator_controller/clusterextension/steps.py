@@ -350,31 +350,30 @@ class Pipeline:
         source = state.spec.bundle
         assert source is not None  # the reconciler runs this step only then
         name = state.extension["metadata"]["name"]
-        image = pinned(source.ref) or self._tag_image(state, name, source.ref, source.poll_interval_minutes)
+        digest = pinned(source.ref)
+        interval = source.poll_interval_minutes if digest is None else None  # a digest is never polled
+        image = digest or self._tag_image(state, name, source.ref, interval)
         request = plan.Request(extension=name, spec=state.spec)
         try:
             bundle, unpacked = await plan.fetch_image(self.sources.unpacker, request, image)
         except plan.Refused as refused:
             return self._refused(state, refused)
-        if image == source.ref:  # the tag itself was pulled
+        if image == source.ref and digest is None:  # the tag itself was pulled
             self.memory.tag_checked[name] = (source.ref, time.monotonic())
-            if source.poll_interval_minutes is not None:  # the next check
-                state.requeue_after = source.poll_interval_minutes * self.options.poll_minute_seconds
+            if interval is not None:  # the next check
+                state.requeue_after = interval * self.options.poll_minute_seconds
         state.bundle = bundle
         state.image = unpacked.image
         state.registry_v1 = unpacked.bundle
         state.properties = unpacked.bundle.csv.annotations.get(names.PROPERTIES_ANNOTATION)
         if state.states.installed is not None:
-            interval = source.poll_interval_minutes
             followed = (
                 f"its tag is checked for new content every {interval} minute(s)"
-                if interval is not None and pinned(source.ref) is None
+                if interval is not None
                 else "new content is installed when spec.source.bundle.ref changes"
             )
-            note = (
-                f"the source is a bundle image ({source.ref}): no catalog and no upgrade graph apply; "
-                + followed
-            )
+            graph = "no catalog and no upgrade graph apply"
+            note = f"the source is a bundle image ({source.ref}): {graph}; {followed}"
             state.updates = plan.Updates(available=None, held=None, unreachable_approval=None, no_graph=note)
         return CONTINUE
 

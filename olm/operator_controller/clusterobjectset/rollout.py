@@ -178,10 +178,7 @@ class Rollout:
             return planned.live
         async with self._slots:
             try:
-                if verdict.release is not None and planned.live is not None:
-                    await self._release(planned, verdict)
-                if planned.live is not None and ownership.retained_for(planned.live, me):
-                    await self._unmark_retained(planned)
+                await self._prepare(planned, me)
                 applied: dict[str, Any] = await self.client.apply(
                     desired,
                     field_manager=self.field_manager,
@@ -191,33 +188,22 @@ class Rollout:
             except errors.APIError as e:
                 raise PhaseFailed(self._denied("apply", label, e)) from e
 
-    async def _unmark_retained(self, planned: _Planned) -> None:
-        """Take off the mark a `Retain` removal left, guarded like `_release`: adopted, the CRD is
-        this revision's, and only its next removal may keep it again."""
-        assert planned.live is not None
-        metadata = planned.live.get("metadata") or {}
-        key = names.RETAINED_PACKAGE_ANNOTATION.replace("~", "~0").replace("/", "~1")
-        patch = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": metadata.get("resourceVersion")},
-            {"op": "remove", "path": f"/metadata/annotations/{key}"},
-        ]
-        name, namespace = _name(planned.live)
-        await self.client.patch(planned.gvk, name, patch, namespace=namespace, patch_type=PatchType.JSON)
-
-    async def _release(self, planned: _Planned, verdict: ownership.Verdict) -> None:
-        """Drop (older sibling) or demote (foreign controller) the current controller reference,
-        guarded by the resourceVersion the decision was made on."""
-        assert planned.live is not None
-        assert verdict.release is not None
-        metadata = planned.live.get("metadata") or {}
-        refs = ownership.references_without(
-            ownerrefs.owner_references(planned.live),
-            str(verdict.release.get("uid")),
-            demote=not verdict.remove,
-        )
-        patch = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": metadata.get("resourceVersion")},
-            {"op": "replace", "path": "/metadata/ownerReferences", "value": refs},
-        ]
-        name, namespace = _name(planned.live)
-        await self.client.patch(planned.gvk, name, patch, namespace=namespace, patch_type=PatchType.JSON)
+    async def _prepare(self, planned: _Planned, me: ownership.Revision) -> None:
+        """Before an adopted object is applied, in one write guarded by the resourceVersion the
+        decision was made on: drop (older sibling) or demote (foreign controller) its current
+        controller reference, and take off the mark a `Retain` removal left on a kept CRD (adopted,
+        it is this revision's, and only its next removal may keep it again)."""
+        live, verdict = planned.live, planned.verdict
+        if live is None:
+            return
+        changes: dict[str, Any] = {}
+        if verdict.release is not None:
+            changes["ownerReferences"] = ownership.references_without(
+                ownerrefs.owner_references(live), str(verdict.release.get("uid")), demote=not verdict.remove
+            )
+        if ownership.retained_for(live, me):
+            changes["annotations"] = {names.RETAINED_PACKAGE_ANNOTATION: None}
+        if changes:
+            name, namespace = _name(live)
+            patch = ownership.guarded_patch(live, changes)
+            await self.client.patch(planned.gvk, name, patch, namespace=namespace, patch_type=PatchType.MERGE)

@@ -9,7 +9,7 @@ before the roles that feed them (`_aggregated_first`).
 A revision deleted with its ClusterExtension carries the extension's removal policy
 (`names.REMOVAL_POLICY_ANNOTATION`), which takes the CRDs out of that order and handles them first:
 
-- `Retain`: each CRD this revision controls is kept (`keep_crd`): its OLM labels and this
+- `Retain`: each CRD this revision controls is kept (`_keep_crd`): its OLM labels and this
   revision's ownerReference are taken off, it is marked with the package it came from so the
   package's next installation adopts it, and a conversion webhook that goes away with the
   extension is replaced by `None` conversion where that is lossless (`conversion_on_removal`).
@@ -118,40 +118,38 @@ def _removed_services(phases: Sequence[ResolvedPhase]) -> frozenset[tuple[str, s
     return frozenset(found)
 
 
-async def _live(client: Client, manifest: Mapping[str, Any]) -> tuple[GroupVersionKind, str, str | None, Any]:
-    """The kind, name, namespace and live object (None when absent or its kind is gone)."""
+@dataclass(frozen=True)
+class _Live:
+    gvk: GroupVersionKind
+    namespace: str | None
+    obj: Mapping[str, Any]
+
+
+async def _live(client: Client, manifest: Mapping[str, Any]) -> _Live | None:
+    """The object of `manifest` as it is now; None when it is absent or its kind is gone."""
     metadata = manifest.get("metadata") or {}
     name, namespace = str(metadata.get("name") or ""), metadata.get("namespace") or None
     try:
         gvk = object_kind(manifest)
         info = await client.resource_for(gvk)
     except (ValueError, NoKindMatch):
-        return GroupVersionKind("", "", ""), name, None, None
+        return None
     namespace = namespace if info.namespaced else None
     try:
-        return gvk, name, namespace, await client.get(gvk, name, namespace=namespace)
+        return _Live(gvk, namespace, await client.get(gvk, name, namespace=namespace))
     except errors.NotFound:
-        return gvk, name, namespace, None
+        return None
 
 
-async def _drop_reference(
-    client: Client, gvk: GroupVersionKind, live: Mapping[str, Any], me: ownership.Revision
-) -> None:
-    refs = ownerrefs.owner_references(live)
+async def _drop_reference(client: Client, found: _Live, me: ownership.Revision) -> None:
+    refs = ownerrefs.owner_references(found.obj)
     if not any(r.get("uid") == me.uid for r in refs):
         return
-    metadata = live["metadata"]
-    patch = [
-        {"op": "test", "path": "/metadata/resourceVersion", "value": metadata["resourceVersion"]},
-        {
-            "op": "replace",
-            "path": "/metadata/ownerReferences",
-            "value": ownership.references_without(refs, me.uid),
-        },
-    ]
-    await client.patch(
-        gvk, metadata["name"], patch, namespace=metadata.get("namespace"), patch_type=PatchType.JSON
+    patch = ownership.guarded_patch(
+        found.obj, {"ownerReferences": ownership.references_without(refs, me.uid)}
     )
+    name = found.obj["metadata"]["name"]
+    await client.patch(found.gvk, name, patch, namespace=found.namespace, patch_type=PatchType.MERGE)
 
 
 def _controlled_by(live: Mapping[str, Any], me: ownership.Revision) -> bool:
@@ -159,7 +157,27 @@ def _controlled_by(live: Mapping[str, Any], me: ownership.Revision) -> bool:
     return controller is not None and controller.get("uid") == me.uid
 
 
-async def keep_crd(
+async def _delete_or_release(
+    client: Client, me: ownership.Revision, manifest: Mapping[str, Any]
+) -> Mapping[str, Any] | None:
+    """Delete the object of `manifest` when `me` controls it, else drop `me`'s reference to it; the
+    object while its deletion is still in progress (finalizers), None once it is gone or released."""
+    found = await _live(client, manifest)
+    if found is None:
+        return None
+    if not _controlled_by(found.obj, me):
+        await _drop_reference(client, found, me)
+        return None
+    if (found.obj.get("metadata") or {}).get("deletionTimestamp"):
+        return found.obj
+    try:
+        answer = await client.delete(found.gvk, found.obj["metadata"]["name"], namespace=found.namespace)
+    except errors.NotFound:
+        return None
+    return None if _is_gone(answer) else answer
+
+
+async def _keep_crd(
     client: Client,
     me: ownership.Revision,
     live: Mapping[str, Any],
@@ -169,16 +187,14 @@ async def keep_crd(
     metadata = live["metadata"]
     labels = metadata.get("labels") or {}
     conversion, note = conversion_on_removal(live, removed_services)
-    patch: dict[str, Any] = {
-        "metadata": {
-            "resourceVersion": metadata["resourceVersion"],  # a merge patch's precondition
-            "ownerReferences": ownership.references_without(ownerrefs.owner_references(live), me.uid),
-            "labels": {key: None for key in _OLM_LABELS if key in labels},
-        }
+    changes: dict[str, Any] = {
+        "ownerReferences": ownership.references_without(ownerrefs.owner_references(live), me.uid),
+        "labels": {key: None for key in _OLM_LABELS if key in labels},
     }
     package = me.labels.get(names.PACKAGE_NAME_LABEL)
     if package:
-        patch["metadata"]["annotations"] = {names.RETAINED_PACKAGE_ANNOTATION: package}
+        changes["annotations"] = {names.RETAINED_PACKAGE_ANNOTATION: package}
+    patch = ownership.guarded_patch(live, changes)
     if conversion is not None:
         patch["spec"] = {"conversion": {"strategy": conversion["strategy"], "webhook": None}}
     await client.patch(kinds.CUSTOM_RESOURCE_DEFINITION, metadata["name"], patch, patch_type=PatchType.MERGE)
@@ -220,21 +236,8 @@ async def _cascade_crds(client: Client, me: ownership.Revision, crds: Sequence[R
     """Delete the CRDs `me` controls; what is still waited on ("" when they are all gone)."""
     waiting: list[str] = []
     for source in crds:
-        gvk, name, _, live = await _live(client, source.manifest)
-        if live is None:
-            continue
-        if not _controlled_by(live, me):
-            await _drop_reference(client, gvk, live, me)
-            continue
-        if not (live.get("metadata") or {}).get("deletionTimestamp"):
-            try:
-                answer = await client.delete(gvk, name)
-            except errors.NotFound:
-                continue
-            if _is_gone(answer):
-                continue
-            live = answer
-        waiting.append(await _custom_resources_waited_on(client, live))
+        if (deleting := await _delete_or_release(client, me, source.manifest)) is not None:
+            waiting.append(await _custom_resources_waited_on(client, deleting))
     if not waiting:
         return ""
     return (
@@ -260,22 +263,8 @@ async def _release_phase(
     """Delete or release every object of `phase`; True when none of its deletions is in progress."""
     pending = False
     for source in _aggregated_first(phase.objects):
-        if skip_crds and _is_crd(source.manifest):
-            continue
-        gvk, name, namespace, live = await _live(client, source.manifest)
-        if live is None:
-            continue
-        if _controlled_by(live, me):
-            if (live.get("metadata") or {}).get("deletionTimestamp"):
-                pending = True
-                continue
-            try:
-                answer = await client.delete(gvk, name, namespace=namespace)
-            except errors.NotFound:
-                continue
-            pending = pending or not _is_gone(answer)
-            continue
-        await _drop_reference(client, gvk, live, me)
+        if not (skip_crds and _is_crd(source.manifest)):
+            pending = await _delete_or_release(client, me, source.manifest) is not None or pending
     return not pending
 
 
@@ -291,13 +280,13 @@ async def release_all(
     if policy is RemovalPolicy.RETAIN:
         removed = _removed_services(phases)
         for source in crds:
-            gvk, _, _, live = await _live(client, source.manifest)
-            if live is None:
+            found = await _live(client, source.manifest)
+            if found is None:
                 continue
-            if _controlled_by(live, me):
-                kept.append(await keep_crd(client, me, live, removed))
+            if _controlled_by(found.obj, me):
+                kept.append(await _keep_crd(client, me, found.obj, removed))
             else:
-                await _drop_reference(client, gvk, live, me)
+                await _drop_reference(client, found, me)
     elif policy is RemovalPolicy.CASCADE:
         waiting = await _cascade_crds(client, me, crds)
         if waiting:
