@@ -1,6 +1,6 @@
 """e2e tests run against the local control plane and registry, with every binary OLM's tests use
 (the `test` set of `olm_testkit.binaries`: the control plane, the real node's, cert-manager,
-otelcol, promtool, operator-condition)."""
+otelcol, promtool, operator-condition, OLM v0)."""
 
 from __future__ import annotations
 

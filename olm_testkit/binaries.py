@@ -6,14 +6,17 @@ runtime's: its wrapper modules ship in olm-runtime (`olm_runtime/testing/gomod`)
 OLM needs: kubelet and kube-proxy from the runtime's pinned Kubernetes module, and from the wrapper
 modules under `gomod/` here CoreDNS, the Pod sandbox program (`pause`, a program of this
 repository's own), cert-manager's controller and cainjector with its CRDs rendered from the pinned
-chart, the OpenTelemetry Collector, promtool and `operator-condition` (operator-lib's `conditions`
-package behind a small main, run by tests as an operator would use it).
+chart, the OpenTelemetry Collector, promtool, `operator-condition` (operator-lib's `conditions`
+package behind a small main, run by tests as an operator would use it) and OLM v0 (the olm and
+catalog operators of operator-lifecycle-manager as `olm-v0-olm` and `olm-v0-catalog`, the `opm`
+of operator-registry, and v0's CRDs as `olm-v0-crds.yaml`, read from the pinned module's source),
+which the migration tests run as an existing v0 cluster would (`olm_testkit.olmv0`).
 
 Two sets of targets: `run`, what `make run` starts (the control plane, the real node's binaries,
-CoreDNS, pause, cert-manager), and `test`, everything (adding otelcol, promtool and
-operator-condition, which only tests use). `ensure_binaries(set)` returns the set's directory of
-hard links to every output (every binary, `kwok-stages.yaml`, `cert-manager-crds.yaml`), building
-what is missing first.
+CoreDNS, pause, cert-manager), and `test`, everything (adding otelcol, promtool, operator-condition
+and OLM v0, which only tests use). `ensure_binaries(set)` returns the set's directory of hard links
+to every output (every binary, `kwok-stages.yaml`, `cert-manager-crds.yaml`, `olm-v0-crds.yaml`),
+building what is missing first.
 
 The cache is the runtime's (`~/.cache/olm-runtime/bin`, see `olm_runtime.testing.binaries`), so
 `python -m olm_runtime.testing binaries` and this build each target once between them; with
@@ -183,11 +186,48 @@ OPERATOR_CONDITION = Target(
     module="operatorcondition", gomod=GOMOD_DIR, packages=(".",), binaries=("operator-condition",)
 )
 
+OLM_V0_CRDS_FILE = "olm-v0-crds.yaml"
+OLM_V0_MODULE = "github.com/operator-framework/operator-lifecycle-manager"
+# v0's CRDs as its release ships them: the chart's `crds/` directory holds controller-gen output,
+# one CRD a file and no Helm template actions, so the files are joined unchanged.
+OLM_V0_CRDS_DIR = "deploy/chart/crds"
+
+
+def write_olm_v0_crds(go: str, module_dir: Path, output: Path) -> None:
+    source = binaries.module_source(go, module_dir, OLM_V0_MODULE) / OLM_V0_CRDS_DIR
+    files = sorted(source.glob("*.yaml"))
+    if not files:
+        raise BuildError(f"no CRDs in {source}")
+    documents = [path.read_text().strip() for path in files]
+    (output / OLM_V0_CRDS_FILE).write_text("\n---\n".join(documents) + "\n")
+
+
+# OLM v0 as upstream releases it (the olm and catalog operators, and the `opm` whose `serve` answers
+# a CatalogSource's gRPC address), run by the migration tests against the local control plane. The
+# operators' mains are both `cmd/<name>`: renamed so that they say which OLM they are. The tags are
+# the ones upstream's Makefiles build with: `containers_image_openpgp` gives opm the pure-Go
+# signature verifier of containers/image (the default one needs cgo and gpgme), and `json1` is
+# sqlite's (without cgo, opm's deprecated sqlite catalogs are not readable either way).
+OLM_V0 = Target(
+    module="olmv0",
+    gomod=GOMOD_DIR,
+    packages=(
+        "github.com/operator-framework/operator-lifecycle-manager/cmd/olm",
+        "github.com/operator-framework/operator-lifecycle-manager/cmd/catalog",
+        "github.com/operator-framework/operator-registry/cmd/opm",
+    ),
+    binaries=("olm-v0-olm", "olm-v0-catalog", "opm"),
+    rename=True,
+    tags=("json1", "containers_image_openpgp"),
+    assets=(OLM_V0_CRDS_FILE,),
+    write_assets=write_olm_v0_crds,
+)
+
 RUN_TARGETS = (*binaries.CONTROL_PLANE, KUBERNETES_NODE, COREDNS, PAUSE, CERT_MANAGER)
 """What `make run` starts: the control plane, a real node with CoreDNS, cert-manager."""
-TEST_TARGETS = (*RUN_TARGETS, OTELCOL, PROMTOOL, OPERATOR_CONDITION)
-"""Everything: the tests also export traces to otelcol, check the alerting rules with promtool and
-set OperatorCondition conditions as an operator with operator-condition."""
+TEST_TARGETS = (*RUN_TARGETS, OTELCOL, PROMTOOL, OPERATOR_CONDITION, OLM_V0)
+"""Everything: the tests also export traces to otelcol, check the alerting rules with promtool, set
+OperatorCondition conditions as an operator with operator-condition and run OLM v0 to migrate from."""
 SETS = {"run": RUN_TARGETS, "test": TEST_TARGETS}
 TARGETS = TEST_TARGETS
 
