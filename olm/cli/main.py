@@ -34,7 +34,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from olm.cli import catalogs, extensions, packages, rbac, status
+from olm.cli import catalogs, extensions, migrate, packages, rbac, status
 from olm.cli.commands import (
     EXIT_FAILED,
     EXIT_OK,
@@ -55,7 +55,7 @@ __all__ = [
     "main",
 ]
 
-FAMILIES = (catalogs, packages, extensions, rbac, status)
+FAMILIES = (catalogs, packages, extensions, rbac, migrate, status)
 """In the order `--help` lists their commands."""
 
 COMMANDS: dict[str, Handler] = {

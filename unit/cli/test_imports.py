@@ -117,7 +117,7 @@ NEVER = (
 )
 """What no command loads: the test kits, the manager, the tracing SDK, the processes."""
 PLANNING = ("pydantic", "structlog", "olm.pipeline.plan", "olm.pipeline.render", "olm.pipeline.resolve")
-"""The install pipeline: only `install`, `upgrade` and `rbac` plan."""
+"""The install pipeline: only `install`, `upgrade`, `rbac` and `migrate` plan."""
 
 
 @pytest.mark.parametrize(
@@ -154,7 +154,7 @@ def test_a_command_loads_only_what_it_uses(
     assert loaded & others == set()
 
 
-@pytest.mark.parametrize("command", ["install", "upgrade", "rbac"])
+@pytest.mark.parametrize("command", ["install", "upgrade", "rbac", "migrate"])
 def test_the_commands_that_plan_load_the_pipeline_and_nothing_of_the_processes(command: str) -> None:
     loaded = _loaded(COMMAND.format(command=command))
     assert _under(loaded, ("olm.pipeline.plan",)) != set()
