@@ -74,13 +74,13 @@ class Catalogs:
 @pytest.fixture(scope="module")
 async def olm_v1(
     control_plane: ControlPlane, olm_crds: None, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[None]:
+) -> AsyncIterator[OperatorControllerProcess]:
     catalogd = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"), scope_selector=SUITE_SCOPE)
     operator_controller = OperatorControllerProcess(
         control_plane, tmp_path_factory.mktemp("operator-controller")
     )
     async with catalogd.running(), operator_controller.running():
-        yield
+        yield operator_controller
 
 
 def _v1_catalog(v0_dir: Path, images: dict[str, str], into: Path) -> Path:
@@ -99,7 +99,7 @@ def _v1_catalog(v0_dir: Path, images: dict[str, str], into: Path) -> Path:
 async def catalogs(
     kube: Client,
     olm_v0: olmv0.OlmV0,
-    olm_v1: None,
+    olm_v1: OperatorControllerProcess,
     pusher: RegistryClient,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Catalogs]:
@@ -398,5 +398,74 @@ async def test_a_migration_killed_half_way_is_finished_by_the_next_run(
         again = await olmctl("migrate", *scope)
         assert again.code == 0
         assert "no OLM v0 installations found" in again.err
+    finally:
+        await Extensions(kube).delete_and_wait_gone("cat-facts-operator")
+
+
+async def test_a_deployment_the_hand_over_would_change_is_refused_and_nothing_changes(
+    *,
+    kube: Client,
+    catalogs: Catalogs,
+    v0_installs: V0Installs,
+    olmctl: Olmctl,
+    registry: Registry,
+    tmp_path: Path,
+) -> None:
+    """Someone scaled v0's Deployment (v0 leaves replicas alone): applying v1's rendering would
+    scale it back, so the plan names the field and nothing is written."""
+    installed = await v0_installs.install(
+        "cat-facts-operator", CHANNEL, mode=olmv0.InstallMode.OWN_NAMESPACE, source=catalogs.source
+    )
+    namespace = installed.namespace
+    csv = await kube.get(CSV, installed.csv, namespace=namespace)
+    deployment = csv["spec"]["install"]["spec"]["deployments"][0]["name"]
+    await kube.patch(kinds.DEPLOYMENT, deployment, {"spec": {"replicas": 2}}, namespace=namespace)
+    before = await _snapshot(kube, namespace, installed.crds)
+    subscription = await kube.get(SUBSCRIPTION, installed.subscription, namespace=namespace)
+    pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
+    result = await olmctl("migrate", "-n", namespace, "--catalog", catalogs.mapping, *pull)
+    assert result.code == 1
+    assert f"handing over Deployment {namespace}/{deployment} would change spec.replicas" in result.out
+    assert "nothing was changed" in result.err
+    after = await kube.get(SUBSCRIPTION, installed.subscription, namespace=namespace)
+    assert after["spec"] == subscription["spec"]
+    assert (await _snapshot(kube, namespace, installed.crds)).objects == before.objects
+    assert (await kube.get(kinds.DEPLOYMENT, deployment, namespace=namespace))["spec"]["replicas"] == 2
+    with pytest.raises(errors.NotFound):
+        await kube.get(CLUSTER_EXTENSION, "cat-facts-operator")
+
+
+async def test_a_migration_that_times_out_while_operator_controller_is_down_is_finished_by_the_next_run(
+    *,
+    kube: Client,
+    catalogs: Catalogs,
+    olm_v1: OperatorControllerProcess,
+    v0_installs: V0Installs,
+    olmctl: Olmctl,
+    registry: Registry,
+    tmp_path: Path,
+) -> None:
+    installed = await v0_installs.install(
+        "cat-facts-operator", CHANNEL, mode=olmv0.InstallMode.OWN_NAMESPACE, source=catalogs.source
+    )
+    namespace = installed.namespace
+    before = await _snapshot(kube, namespace, installed.crds)
+    pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
+    scope = ("-n", namespace, "--catalog", catalogs.mapping, *pull)
+    olm_v1.kill()
+    try:
+        stalled = await olmctl("migrate", *scope, "--timeout", "5")
+    finally:
+        olm_v1.start()
+        await olm_v1.wait_ready()
+    try:
+        assert stalled.code == 1
+        assert "timed out after 5s waiting for clusterextension cat-facts-operator" in stalled.err
+        # The ClusterExtension is written, v0's objects are all still there and still v0's.
+        assert (await _gone(kube, namespace))["ClusterServiceVersion"] == [installed.csv]
+        finished = await olmctl("migrate", *scope)
+        assert finished.code == 0, finished.err
+        assert "0 Pods restarted" in finished.err
+        await _check_handed_over(kube, "cat-facts-operator", namespace, before)
     finally:
         await Extensions(kube).delete_and_wait_gone("cat-facts-operator")

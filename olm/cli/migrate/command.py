@@ -65,7 +65,6 @@ class Assessment:
     name: str = ""
     catalog: CatalogChoice = field(default_factory=CatalogChoice)
     extension: dict[str, Any] | None = None
-    objects: list[dict[str, Any]] = field(default_factory=list)
     rbac: list[dict[str, Any]] = field(default_factory=list)
     adopted: list[dict[str, Any]] = field(default_factory=list)
     created: list[dict[str, Any]] = field(default_factory=list)
@@ -182,7 +181,6 @@ async def assess_one(
     except CommandFailed as err:
         found.refusals.append(f"OLM v1 cannot install {installation.package} {installation.version}: {err}")
         return found
-    found.objects = plan.objects
     found.rbac = installer_rbac(
         plan.objects,
         extension_name=name,

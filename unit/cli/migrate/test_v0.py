@@ -57,12 +57,15 @@ def test_made_by_accepts_each_of_v0s_marks_and_nothing_else() -> None:
     )
     by_reference = {"metadata": {"ownerReferences": [{"kind": "ClusterServiceVersion", "uid": CSV_UID}]}}
     by_label = {"metadata": {"labels": {"olm.owner": "etcd.v0.9.4", "olm.owner.namespace": "team"}}}
+    bundle_cluster_role = {"kind": "ClusterRole", "metadata": {"labels": {"olm.owner": "etcd.v0.9.4"}}}
     by_operator = {"metadata": {"labels": {"operators.coreos.com/etcd.team": ""}}}
     crd = {"kind": "CustomResourceDefinition", "metadata": {"name": "etcdclusters.etcd.database.coreos.com"}}
     other_namespace = {"metadata": {"labels": {"olm.owner": "etcd.v0.9.4", "olm.owner.namespace": "other"}}}
     other_csv = {"metadata": {"ownerReferences": [{"kind": "ClusterServiceVersion", "uid": "another"}]}}
     foreign_crd = {"kind": "CustomResourceDefinition", "metadata": {"name": "other.example.com"}}
-    assert all(made_by(o, installation) for o in (by_reference, by_label, by_operator, crd))
+    assert all(
+        made_by(o, installation) for o in (by_reference, by_label, bundle_cluster_role, by_operator, crd)
+    )
     assert not any(made_by(o, installation) for o in (other_namespace, other_csv, foreign_crd))
 
 
@@ -95,3 +98,18 @@ def test_released_metadata_takes_off_v0s_labels_and_csv_reference_only() -> None
         {"kind": "ClusterObjectSet", "uid": "cos", "name": "etcd-1", "controller": True}
     ]
     assert released_metadata({"metadata": {"labels": {"app": "etcd"}}}, _installation()) == {}
+
+
+def test_released_metadata_drops_the_crds_installed_alongside_mark_of_this_installation_only() -> None:
+    crd = {
+        "metadata": {
+            "annotations": {
+                "operatorframework.io/installed-alongside-1a2b": "team/etcd.v0.9.4",
+                "operatorframework.io/installed-alongside-3c4d": "other/etcd.v0.9.4",
+                "keep": "me",
+            }
+        }
+    }
+    assert released_metadata(crd, _installation()) == {
+        "annotations": {"operatorframework.io/installed-alongside-1a2b": None}
+    }
