@@ -216,6 +216,32 @@ async def _check_handed_over(kube: Client, name: str, namespace: str, before: Sn
     }
 
 
+@pytest.fixture
+def pull(registry: Registry, tmp_path: Path) -> tuple[str, ...]:
+    """The flags that let olmctl pull bundles from the session's registry."""
+    return ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
+
+
+async def _install_cat_facts(v0_installs: V0Installs, catalogs: Catalogs) -> olmv0.Installation:
+    """cat-facts-operator through v0, OwnNamespace: the quickest real install."""
+    return await v0_installs.install(
+        "cat-facts-operator", CHANNEL, mode=olmv0.InstallMode.OWN_NAMESPACE, source=catalogs.source
+    )
+
+
+async def _assert_untouched(
+    kube: Client, installed: olmv0.Installation, subscription: dict[str, Any]
+) -> None:
+    """A refused run wrote nothing: the Subscription as it was, no ClusterExtension, no installer."""
+    after = await kube.get(SUBSCRIPTION, installed.subscription, namespace=installed.namespace)
+    assert after["spec"] == subscription["spec"]
+    assert after["metadata"].get("annotations") == subscription["metadata"].get("annotations")
+    with pytest.raises(errors.NotFound):
+        await kube.get(CLUSTER_EXTENSION, "cat-facts-operator")
+    with pytest.raises(errors.NotFound):
+        await kube.get(kinds.SERVICE_ACCOUNT, "cat-facts-operator-installer", namespace=installed.namespace)
+
+
 # --- the tests -----------------------------------------------------------------------------------
 
 
@@ -263,8 +289,7 @@ async def test_migrate_hands_every_object_over_without_a_restart(
     catalogs: Catalogs,
     v0_installs: V0Installs,
     olmctl: Olmctl,
-    registry: Registry,
-    tmp_path: Path,
+    pull: tuple[str, ...],
 ) -> None:
     installed = await v0_installs.install(
         case.package,
@@ -277,7 +302,6 @@ async def test_migrate_hands_every_object_over_without_a_restart(
     namespace = installed.namespace
     before = await _snapshot(kube, namespace, installed.crds)
     assert before.pods, "v0's Deployment runs Pods"
-    pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
     scope = ("-n", namespace, "--subscription", installed.subscription, "--catalog", catalogs.mapping)
     subscription = await kube.get(SUBSCRIPTION, installed.subscription, namespace=namespace)
 
@@ -320,29 +344,17 @@ async def test_a_package_v0_installed_twice_is_refused_and_nothing_changes(
     catalogs: Catalogs,
     v0_installs: V0Installs,
     olmctl: Olmctl,
-    registry: Registry,
-    tmp_path: Path,
+    pull: tuple[str, ...],
 ) -> None:
-    first = await v0_installs.install(
-        "cat-facts-operator", CHANNEL, mode=olmv0.InstallMode.OWN_NAMESPACE, source=catalogs.source
-    )
-    second = await v0_installs.install(
-        "cat-facts-operator", CHANNEL, mode=olmv0.InstallMode.OWN_NAMESPACE, source=catalogs.source
-    )
+    first = await _install_cat_facts(v0_installs, catalogs)
+    second = await _install_cat_facts(v0_installs, catalogs)
     subscription = await kube.get(SUBSCRIPTION, first.subscription, namespace=first.namespace)
-    pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
     result = await olmctl("migrate", "-n", first.namespace, "--catalog", catalogs.mapping, *pull)
     assert result.code == 1
     wanted = sorted([first.namespace, second.namespace])
     assert f"installed by v0 in several namespaces ({', '.join(wanted)})" in result.out
     assert "nothing was changed" in result.err
-    after = await kube.get(SUBSCRIPTION, first.subscription, namespace=first.namespace)
-    assert after["spec"] == subscription["spec"]
-    assert after["metadata"].get("annotations") == subscription["metadata"].get("annotations")
-    with pytest.raises(errors.NotFound):
-        await kube.get(CLUSTER_EXTENSION, "cat-facts-operator")
-    with pytest.raises(errors.NotFound):
-        await kube.get(kinds.SERVICE_ACCOUNT, "cat-facts-operator-installer", namespace=first.namespace)
+    await _assert_untouched(kube, first, subscription)
 
 
 async def test_a_migration_killed_half_way_is_finished_by_the_next_run(
@@ -352,15 +364,11 @@ async def test_a_migration_killed_half_way_is_finished_by_the_next_run(
     v0_installs: V0Installs,
     control_plane: ControlPlane,
     olmctl: Olmctl,
-    registry: Registry,
-    tmp_path: Path,
+    pull: tuple[str, ...],
 ) -> None:
-    installed = await v0_installs.install(
-        "cat-facts-operator", CHANNEL, mode=olmv0.InstallMode.OWN_NAMESPACE, source=catalogs.source
-    )
+    installed = await _install_cat_facts(v0_installs, catalogs)
     namespace = installed.namespace
     before = await _snapshot(kube, namespace, installed.crds)
-    pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
     scope = ("-n", namespace, "--catalog", catalogs.mapping, *pull)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -408,31 +416,24 @@ async def test_a_deployment_the_hand_over_would_change_is_refused_and_nothing_ch
     catalogs: Catalogs,
     v0_installs: V0Installs,
     olmctl: Olmctl,
-    registry: Registry,
-    tmp_path: Path,
+    pull: tuple[str, ...],
 ) -> None:
     """Someone scaled v0's Deployment (v0 leaves replicas alone): applying v1's rendering would
     scale it back, so the plan names the field and nothing is written."""
-    installed = await v0_installs.install(
-        "cat-facts-operator", CHANNEL, mode=olmv0.InstallMode.OWN_NAMESPACE, source=catalogs.source
-    )
+    installed = await _install_cat_facts(v0_installs, catalogs)
     namespace = installed.namespace
     csv = await kube.get(CSV, installed.csv, namespace=namespace)
     deployment = csv["spec"]["install"]["spec"]["deployments"][0]["name"]
     await kube.patch(kinds.DEPLOYMENT, deployment, {"spec": {"replicas": 2}}, namespace=namespace)
     before = await _snapshot(kube, namespace, installed.crds)
     subscription = await kube.get(SUBSCRIPTION, installed.subscription, namespace=namespace)
-    pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
     result = await olmctl("migrate", "-n", namespace, "--catalog", catalogs.mapping, *pull)
     assert result.code == 1
     assert f"handing over Deployment {namespace}/{deployment} would change spec.replicas" in result.out
     assert "nothing was changed" in result.err
-    after = await kube.get(SUBSCRIPTION, installed.subscription, namespace=namespace)
-    assert after["spec"] == subscription["spec"]
+    await _assert_untouched(kube, installed, subscription)
     assert (await _snapshot(kube, namespace, installed.crds)).objects == before.objects
     assert (await kube.get(kinds.DEPLOYMENT, deployment, namespace=namespace))["spec"]["replicas"] == 2
-    with pytest.raises(errors.NotFound):
-        await kube.get(CLUSTER_EXTENSION, "cat-facts-operator")
 
 
 async def test_a_migration_that_times_out_while_operator_controller_is_down_is_finished_by_the_next_run(
@@ -442,15 +443,11 @@ async def test_a_migration_that_times_out_while_operator_controller_is_down_is_f
     olm_v1: OperatorControllerProcess,
     v0_installs: V0Installs,
     olmctl: Olmctl,
-    registry: Registry,
-    tmp_path: Path,
+    pull: tuple[str, ...],
 ) -> None:
-    installed = await v0_installs.install(
-        "cat-facts-operator", CHANNEL, mode=olmv0.InstallMode.OWN_NAMESPACE, source=catalogs.source
-    )
+    installed = await _install_cat_facts(v0_installs, catalogs)
     namespace = installed.namespace
     before = await _snapshot(kube, namespace, installed.crds)
-    pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
     scope = ("-n", namespace, "--catalog", catalogs.mapping, *pull)
     olm_v1.kill()
     try:
