@@ -35,6 +35,7 @@ from olm.api import names
 from olm.api.conditions import TYPE_SERVING
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.cli import render
+from olm.cli.catalogs.commands import catalog_object
 from olm.cli.commands import CommandFailed
 from olm.cli.extensions import progress
 from olm.cli.extensions.plan import PullOptions, plan_install, pull_options
@@ -324,12 +325,9 @@ async def _wait(what: str, timeout: float, done: Any) -> None:
 
 
 async def _ensure_catalog(session: Session, choice: CatalogChoice, timeout: float) -> None:
-    catalog = {
-        "apiVersion": CLUSTER_CATALOG.api_version,
-        "kind": CLUSTER_CATALOG.kind,
-        "metadata": {"name": choice.name},
-        "spec": {"source": {"type": "Image", "image": {"ref": choice.image}}},
-    }
+    catalog = catalog_object(choice.name, choice.image, poll_minutes=None, priority=None)
+    # catalogd's webhook sets the name label too; a cluster without it still gets a selectable catalog.
+    catalog["metadata"]["labels"] = {names.METADATA_NAME_LABEL: choice.name}
     try:
         await session.client.create(catalog)
         print(f"clustercatalog/{choice.name} created from {choice.image}", file=session.err)
