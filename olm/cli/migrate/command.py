@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from olm.api import names
+from olm.api import names, ownership
 from olm.api.conditions import TYPE_SERVING
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
 from olm.cli import render
@@ -44,7 +44,7 @@ from olm.cli.migrate.assess import CatalogChoice
 from olm.cli.migrate.v0 import Installation
 from olm.cli.rbac.leastprivilege import installer_rbac
 from olm.cli.session import FIELD_MANAGER, Session
-from olm_runtime import conditions
+from olm_runtime import conditions, ownerrefs
 from olm_runtime.client import GroupVersionKind, NoKindMatch, PatchType, Preconditions, errors
 from olm_runtime.client.kinds import POD
 
@@ -55,7 +55,6 @@ APPLIER_FIELD_MANAGER: Final = "operator-controller"
 the fields it would take over are the ones the revision will."""
 APPROVAL_ANNOTATION: Final = f"{names.GROUP}/approval-before-migration"
 POLL_SECONDS: Final = 1.0
-DEPLOYMENT: Final = GroupVersionKind("apps", "v1", "Deployment")
 
 
 @dataclass
@@ -105,11 +104,6 @@ def _owned_by_extension(live: Mapping[str, Any], name: str) -> bool:
         labels.get(names.OWNER_KIND_LABEL) == names.CLUSTER_EXTENSION
         and labels.get(names.OWNER_NAME_LABEL) == name
     )
-
-
-def _controller(live: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    refs = live["metadata"].get("ownerReferences") or ()
-    return next((ref for ref in refs if ref.get("controller")), None)
 
 
 def _extension_name(installation: Installation, taken: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -194,7 +188,7 @@ async def assess_one(
             found.created.append(manifest)
         elif _owned_by_extension(live, name):
             found.adopted.append(live)
-        elif (controller := _controller(live)) is not None:
+        elif (controller := ownerrefs.controller_of(live)) is not None:
             found.refusals.append(
                 f"{_label(live)} is controlled by {controller.get('kind')} {controller.get('name')}, "
                 "not by v0 for this installation"
@@ -401,12 +395,15 @@ async def _grant(session: Session, assessment: Assessment, step: _Step) -> None:
 
 
 async def _guarded(session: Session, live: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
-    """One merge patch of `live`'s metadata, applied only while it is unchanged; a changed object is
-    read again and the patch recomputed by the caller's next run (it is idempotent)."""
+    """One merge patch of `live`'s metadata (`ownership.guarded_patch`: applied only while the
+    object is unchanged; a run again recomputes it, it is idempotent)."""
     meta = live["metadata"]
-    patch = {"metadata": {"resourceVersion": meta["resourceVersion"], **metadata}}
     await session.client.patch(
-        _gvk(live), meta["name"], patch, namespace=meta.get("namespace"), patch_type=PatchType.MERGE
+        _gvk(live),
+        meta["name"],
+        ownership.guarded_patch(live, metadata),
+        namespace=meta.get("namespace"),
+        patch_type=PatchType.MERGE,
     )
 
 

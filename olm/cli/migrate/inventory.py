@@ -25,24 +25,24 @@ from olm.cli.migrate.v0 import (
     Installation,
     made_by,
 )
-from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors
+from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds
 
 __all__ = ["NoV0", "installations", "live_object", "v0_objects"]
 
 V0_MADE_KINDS: Final = (
-    GroupVersionKind("apps", "v1", "Deployment"),
-    GroupVersionKind("", "v1", "ServiceAccount"),
-    GroupVersionKind("", "v1", "Service"),
-    GroupVersionKind("", "v1", "ConfigMap"),
-    GroupVersionKind("", "v1", "Secret"),
-    GroupVersionKind("rbac.authorization.k8s.io", "v1", "Role"),
-    GroupVersionKind("rbac.authorization.k8s.io", "v1", "RoleBinding"),
+    kinds.DEPLOYMENT,
+    kinds.SERVICE_ACCOUNT,
+    kinds.SERVICE,
+    kinds.CONFIG_MAP,
+    kinds.SECRET,
+    kinds.ROLE,
+    kinds.ROLE_BINDING,
     OPERATOR_CONDITION,
 )
 """The namespaced kinds v0 creates for a CSV (its InstallPlan steps and its Deployment installer)."""
 V0_MADE_CLUSTER_KINDS: Final = (
-    GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRole"),
-    GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
+    kinds.CLUSTER_ROLE,
+    kinds.CLUSTER_ROLE_BINDING,
     GroupVersionKind("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration"),
     GroupVersionKind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration"),
 )
