@@ -415,19 +415,26 @@ async def test_a_deployment_the_hand_over_would_change_is_refused_and_nothing_ch
     kube: Client,
     catalogs: Catalogs,
     v0_installs: V0Installs,
+    olm_v0: olmv0.OlmV0,
     olmctl: Olmctl,
     pull: tuple[str, ...],
 ) -> None:
-    """Someone scaled v0's Deployment (v0 leaves replicas alone): applying v1's rendering would
-    scale it back, so the plan names the field and nothing is written."""
+    """Someone scaled v0's Deployment: applying v1's rendering would scale it back, so the plan
+    names the field and nothing is written. v0's olm operator is stopped meanwhile: right after an install
+    it may still re-run its Deployment installer, which would undo the scaling before olmctl looks."""
     installed = await _install_cat_facts(v0_installs, catalogs)
     namespace = installed.namespace
     csv = await kube.get(CSV, installed.csv, namespace=namespace)
     deployment = csv["spec"]["install"]["spec"]["deployments"][0]["name"]
-    await kube.patch(kinds.DEPLOYMENT, deployment, {"spec": {"replicas": 2}}, namespace=namespace)
-    before = await _snapshot(kube, namespace, installed.crds)
-    subscription = await kube.get(SUBSCRIPTION, installed.subscription, namespace=namespace)
-    result = await olmctl("migrate", "-n", namespace, "--catalog", catalogs.mapping, *pull)
+    olm_v0.olm.stop()
+    try:
+        await kube.patch(kinds.DEPLOYMENT, deployment, {"spec": {"replicas": 2}}, namespace=namespace)
+        before = await _snapshot(kube, namespace, installed.crds)
+        subscription = await kube.get(SUBSCRIPTION, installed.subscription, namespace=namespace)
+        result = await olmctl("migrate", "-n", namespace, "--catalog", catalogs.mapping, *pull)
+    finally:
+        olm_v0.olm.start()
+        await olm_v0.olm.wait_ready()
     assert result.code == 1
     assert f"handing over Deployment {namespace}/{deployment} would change spec.replicas" in result.out
     assert "nothing was changed" in result.err
