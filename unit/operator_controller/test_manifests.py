@@ -192,7 +192,9 @@ def test_the_metrics_service_selects_the_deployment() -> None:
     (deployment,) = _of_kind("Deployment")
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
-    assert [p["targetPort"] for p in service["spec"]["ports"]] == ["metrics"]
+    # A number, as upstream's: clients that port-forward through the Service read it from here.
+    container_ports = {p["name"]: p["containerPort"] for p in _container()["ports"]}
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == [container_ports["metrics"]]
 
 
 def test_metrics_rbac_lets_the_process_review_scrapers_and_scrapers_read_metrics_only() -> None:
