@@ -88,7 +88,23 @@ async def test_catalog_create_get_update_search_and_delete(
         assert {"0.7.0", "0.7.1"} <= set(versions.out.split()), versions.out
         missing = await cli("olmv1", "search", "catalog", "--catalog", name, "--package", "no-such-package")
         assert missing.code != 0
-        assert f'package "no-such-package" was not found in ClusterCatalog "{name}"' in missing.out + missing.err
+        assert (
+            f'package "no-such-package" was not found in ClusterCatalog "{name}"' in missing.out + missing.err
+        )
+
+        disabled = await cli("olmv1", "update", "catalog", name, "--available", "false")
+        assert disabled.code == 0, disabled.err
+
+        async def not_serving() -> bool:
+            found = await deployed.kube.get(CLUSTER_CATALOG, name)
+            return conditions.of(found, "Serving").get("status") == "False"
+
+        await eventually(not_serving, what=f"ClusterCatalog {name} to stop serving")
+        unavailable = await cli("olmv1", "search", "catalog", "--catalog", name)
+        assert unavailable.code != 0
+        assert (
+            "failed to query for catalog contents: catalog(s) unhealthy" in unavailable.out + unavailable.err
+        )
     finally:
         deleted = await cli("olmv1", "delete", "catalog", name, "--timeout", "2m")
     assert deleted.code == 0, deleted.err
