@@ -22,7 +22,7 @@ def extension_object(
     name: str,
     package: str,
     namespace: str,
-    service_account: str,
+    service_account: str | None,
     *,
     version: str | None = None,
     channels: list[str] | None = None,
@@ -32,7 +32,8 @@ def extension_object(
     config: dict[str, Any] | None = None,
     upgrade: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A ClusterExtension installing `package` into `namespace` as `service_account`, with only the
+    """A ClusterExtension installing `package` into `namespace` as `service_account` (None: no
+    `spec.serviceAccount`, as upstream's manifests may be written), with only the
     fields given: `selector` is a LabelSelector (`{"matchLabels": ...}`); `upgrade_policy` is
     `CatalogProvided` or `SelfCertified`; `crd_safety` is `Strict` or `None`; `config` is the
     inline configuration (`{"watchNamespace": ...}`); `upgrade` is `spec.upgrade`."""
@@ -45,11 +46,9 @@ def extension_object(
         catalog["selector"] = selector
     if upgrade_policy is not None:
         catalog["upgradeConstraintPolicy"] = upgrade_policy
-    spec: dict[str, Any] = {
-        "namespace": namespace,
-        "serviceAccount": {"name": service_account},
-        "source": {"sourceType": "Catalog", "catalog": catalog},
-    }
+    spec: dict[str, Any] = {"namespace": namespace, "source": {"sourceType": "Catalog", "catalog": catalog}}
+    if service_account is not None:
+        spec["serviceAccount"] = {"name": service_account}
     if crd_safety is not None:
         spec["install"] = {"preflight": {"crdUpgradeSafety": {"enforcement": crd_safety}}}
     if config is not None:
@@ -77,7 +76,7 @@ class Extensions:
         name: str,
         package: str,
         namespace: str,
-        service_account: str,
+        service_account: str | None,
         *,
         version: str | None = None,
         channels: list[str] | None = None,

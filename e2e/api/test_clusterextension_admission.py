@@ -30,9 +30,11 @@ CASES = [
     pytest.param((("spec.namespace", "end-"),), NS_LABEL, id="namespace-trailing-hyphen"),
     pytest.param((("spec.namespace", ""),), NS_LABEL, id="namespace-empty"),
     pytest.param((("spec.namespace", DELETE),), "spec.namespace: Required value", id="namespace-missing"),
-    pytest.param((("spec.serviceAccount", DELETE),), "spec.serviceAccount: Required value", id="sa-missing"),
+    # Optional, as upstream v1.11 accepts it (operator-controller holds or uses its default installer).
+    pytest.param((("spec.serviceAccount", DELETE),), None, id="sa-missing"),
+    pytest.param((("spec.serviceAccount", {}),), None, id="sa-name-missing"),
     pytest.param(
-        (("spec.serviceAccount", {}),), "spec.serviceAccount.name: Required value", id="sa-name-missing"
+        (("spec.serviceAccount.name", ""),), "spec.serviceAccount.name: Invalid value", id="sa-name-empty"
     ),
     pytest.param((("spec.serviceAccount.name", "some.serviceaccount"),), None, id="sa-name-dotted"),
     pytest.param((("spec.serviceAccount.name", "some_sa"),), SA_NAME, id="sa-name-underscore"),

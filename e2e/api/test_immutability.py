@@ -33,6 +33,10 @@ UPDATES = [
         "serviceAccount.name is immutable",
         id="ce-service-account",
     ),
+    pytest.param(cluster_extension, ("spec.serviceAccount", DELETE), None, id="ce-service-account-cleared"),
+    pytest.param(
+        cluster_extension, ("spec.serviceAccount.name", DELETE), None, id="ce-service-account-name-cleared"
+    ),
     pytest.param(
         cluster_extension,
         (f"{CATALOG}.packageName", "other-operator"),
@@ -111,6 +115,18 @@ async def test_update(
     else:
         assert expected in await objects.rejected(updated, update=True)
         assert (await objects.get(created["kind"], created["metadata"]["name"]))["spec"] == created["spec"]
+
+
+async def test_a_service_account_may_be_set_on_an_extension_created_without_then_not_changed(
+    objects: Objects, request: pytest.FixtureRequest
+) -> None:
+    created = await objects.create(
+        with_(cluster_extension(unique_name(request)), ("spec.serviceAccount", DELETE))
+    )
+    stored = await objects.replace(with_(created, ("spec.serviceAccount", {"name": "installer"})))
+    assert stored["spec"]["serviceAccount"] == {"name": "installer"}
+    message = await objects.rejected(with_(stored, ("spec.serviceAccount.name", "someone-else")), update=True)
+    assert "serviceAccount.name is immutable" in message
 
 
 async def test_archived_revision_cannot_be_made_active(

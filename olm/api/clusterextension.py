@@ -90,15 +90,19 @@ class ClusterExtensionConfigType(StrEnum):
 class ServiceAccountReference(Model):
     """The ServiceAccount every install and upgrade of this extension runs as."""
 
-    name: Annotated[
-        str,
-        Field(max_length=253),
-        rules.immutable("serviceAccount.name"),
-        rules.dns1123_subdomain("serviceAccount.name"),
-    ]
+    name: (
+        Annotated[
+            str,
+            Field(min_length=1, max_length=253),
+            rules.immutable("serviceAccount.name"),
+            rules.dns1123_subdomain("serviceAccount.name"),
+        ]
+        | None
+    ) = None
     """Name of a ServiceAccount in `spec.namespace`, with the permissions to manage every object
-    of the bundle. Immutable: changing the identity of an installation needs a new
-    ClusterExtension."""
+    of the bundle. It may be set later and cleared (as upstream allows), but not changed:
+    changing the identity of an installation needs a new ClusterExtension. Unset, as an absent
+    `serviceAccount`."""
 
 
 class CatalogFilter(Model):
@@ -308,8 +312,12 @@ class ClusterExtensionSpec(Model):
     ]
     """The namespace the ServiceAccount lives in and namespaced objects of the bundle go to by
     default. It must exist. Immutable."""
-    service_account: ServiceAccountReference
-    """The ServiceAccount installs and upgrades run as."""
+    service_account: ServiceAccountReference | None = None
+    """The ServiceAccount installs and upgrades run as. Optional, as in upstream OLM v1.11 (which
+    deprecated it): without it, the extension is installed as the default installer that
+    operator-controller's `--default-service-account` names, or, when none is configured, held
+    (`Progressing` False, reason `Blocked`) with a message that says how to grant one. OLM's own
+    identity never installs an extension."""
     source: SourceConfig
     """Where the content comes from."""
     install: ClusterExtensionInstallConfig | None = None

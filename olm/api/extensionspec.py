@@ -231,8 +231,10 @@ class ExtensionSpec:
     """The fields of a ClusterExtension's spec that operator-controller acts on."""
 
     namespace: str
-    service_account: str
-    """`spec.serviceAccount.name`, in `namespace`."""
+    service_account: str | None
+    """`spec.serviceAccount.name`, in `namespace`; None when the spec names none (as upstream's
+    manifests may): operator-controller then installs as its default installer, if one is
+    configured, and otherwise holds the extension."""
     catalog: CatalogSource | None
     """`spec.source.catalog`; None for a bundle image source."""
     config: dict[str, Any] | None
@@ -251,7 +253,7 @@ class ExtensionSpec:
     def of(cls, extension: Mapping[str, Any]) -> ExtensionSpec:
         """Read the spec of the ClusterExtension `extension`; raises `SpecError`."""
         spec = _mapping(extension.get("spec"), "spec")
-        account = _mapping(spec.get("serviceAccount"), "spec.serviceAccount")
+        account = _mapping(spec.get("serviceAccount") or {}, "spec.serviceAccount")
         source = _mapping(spec.get("source"), "spec.source")
         catalog = source.get("catalog")
         bundle = source.get("bundle")
@@ -261,7 +263,7 @@ class ExtensionSpec:
         safety = _mapping(preflight.get("crdUpgradeSafety") or {}, "spec.install.preflight.crdUpgradeSafety")
         return cls(
             namespace=_string(spec, "namespace", "spec"),
-            service_account=_string(account, "name", "spec.serviceAccount"),
+            service_account=_string(account, "name", "spec.serviceAccount") if account.get("name") else None,
             catalog=CatalogSource.parse(catalog) if catalog is not None else None,
             config=_optional(config, "inline", dict, "spec.config"),
             crd_upgrade_safety=_enum(

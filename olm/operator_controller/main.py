@@ -4,7 +4,8 @@
         --catalogd-cas-dir /var/certs/catalogd --leader-elect
 
 Both controllers run on the elected replica (every replica serves `/metrics`, `/healthz` and
-`/readyz`). Bundle content is always applied as each ClusterExtension's ServiceAccount; the
+`/readyz`). Bundle content is always applied as each ClusterExtension's ServiceAccount (or, for
+one that names none, as the `--default-service-account` an administrator chose); the
 process's own identity only reads catalogs and extensions, writes revisions and their Secrets, and
 asks the API server what the ServiceAccounts may do (see `manifests/operator-controller`), and,
 with `--shared-drift-watches`, watches the managed objects of every extension.
@@ -64,7 +65,22 @@ def parser() -> argparse.ArgumentParser:
         "kinds it may list and watch cluster-wide (manifests/shared-drift-watches grants that); "
         "default: each extension's objects are watched as its ServiceAccount",
     )
+    p.add_argument(
+        "--default-service-account",
+        type=_installer,
+        metavar="NAMESPACE/NAME",
+        help="install ClusterExtensions that name no spec.serviceAccount as this ServiceAccount "
+        "(manifests/default-installer creates one bound to cluster-admin); default: hold them with a "
+        "condition that says how to grant an installer",
+    )
     return p
+
+
+def _installer(text: str) -> clusterextension.Installer:
+    try:
+        return clusterextension.Installer.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
@@ -102,6 +118,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                     clusterextension.Options(
                         system_namespace=args.system_namespace,
                         cache_dir=cache_dir,
+                        default_installer=args.default_service_account,
                         crash_after_secrets=seams.crash_after_secrets,
                         poll_minute_seconds=seams.poll_minute_seconds,
                     ),

@@ -477,6 +477,7 @@ class Plan:
     crd_safety: CRDSafety | None
     """None when the caller asked for no preflights (as for all three below)."""
     permissions: Permissions | None
+    """Also None when the spec names no ServiceAccount (operator-controller's default installer)."""
     collisions: Collisions | None
 
 
@@ -514,9 +515,10 @@ async def plan(
     crd_safety = permissions = collisions = None
     if preflights:
         crd_safety = await check_crd_safety(client, objects)
-        permissions = await check_permissions(
-            client, namespace=spec.namespace, service_account=spec.service_account, objects=objects
-        )
+        if spec.service_account is not None:  # else the default installer, which olmctl cannot see
+            permissions = await check_permissions(
+                client, namespace=spec.namespace, service_account=spec.service_account, objects=objects
+            )
         collisions = await check_collisions(
             client, extension=request.extension, package=bundle.package, objects=objects
         )

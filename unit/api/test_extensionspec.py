@@ -35,7 +35,7 @@ def _from_model(obj: dict[str, Any]) -> ExtensionSpec:
     safety = spec.install.preflight.crd_upgrade_safety if spec.install and spec.install.preflight else None
     return ExtensionSpec(
         namespace=spec.namespace,
-        service_account=spec.service_account.name,
+        service_account=spec.service_account.name if spec.service_account is not None else None,
         catalog=None
         if catalog is None
         else CatalogSource(
@@ -105,6 +105,18 @@ def test_unset_fields_take_the_api_defaults() -> None:
     assert spec.upgrade == UpgradeSpec(automatic=AutomaticUpdates.ANY, approved_version=None)
 
 
+@pytest.mark.parametrize("account", [None, {}])
+def test_no_service_account_is_read_as_none_as_the_model_reads_it(account: dict[str, str] | None) -> None:
+    obj = _minimal()
+    if account is None:
+        del obj["spec"]["serviceAccount"]
+    else:
+        obj["spec"]["serviceAccount"] = account
+    spec = ExtensionSpec.of(obj)
+    assert spec.service_account is None
+    assert spec == _from_model(obj)
+
+
 def test_the_upgrade_fields_are_read_as_the_model_reads_them() -> None:
     obj = _minimal()
     obj["spec"]["upgrade"] = {
@@ -130,7 +142,7 @@ def test_the_upgrade_fields_are_read_as_the_model_reads_them() -> None:
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (("spec", "serviceAccount"), None, "spec.serviceAccount: expected an object"),
+        (("spec", "serviceAccount"), "installer", "spec.serviceAccount: expected an object"),
         (("spec", "namespace"), "", "spec.namespace: expected a non-empty string"),
         (("spec", "source", "catalog", "channels"), "stable", "spec.source.catalog.channels: expected list"),
         (("spec", "source", "catalog", "channels"), [1], "spec.source.catalog.channels: expected strings"),

@@ -55,6 +55,7 @@ def test_inline_config_is_kept_verbatim() -> None:
 
 def test_typed_access_uses_snake_case_and_enums() -> None:
     ext = api.ClusterExtension.from_dict(samples.cluster_extension())
+    assert ext.spec.service_account is not None
     assert ext.spec.service_account.name == "argocd-installer"
     assert ext.spec.source.catalog is not None
     assert ext.spec.source.catalog.upgrade_constraint_policy is api.UpgradeConstraintPolicy.CATALOG_PROVIDED

@@ -23,7 +23,7 @@ from olm import oci
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET, OPERATOR_CONDITION
 from olm.operator_controller.clusterextension.catalogwatcher import CatalogWatcher
-from olm.operator_controller.clusterextension.options import Options
+from olm.operator_controller.clusterextension.options import Installer, Options
 from olm.operator_controller.clusterextension.reconciler import CONTROLLER_NAME, Reconciler
 from olm.operator_controller.clusterextension.removal import FINALIZERS
 from olm.pipeline.catalogs import CatalogClient
@@ -33,7 +33,7 @@ from olm_runtime.client import kinds
 from olm_runtime.controller import event, handler, source
 from olm_runtime.manager import Manager
 
-__all__ = ["CONTROLLER_NAME", "FINALIZERS", "Options", "Reconciler", "setup_with_manager"]
+__all__ = ["CONTROLLER_NAME", "FINALIZERS", "Installer", "Options", "Reconciler", "setup_with_manager"]
 
 CATALOG_WATCH_NAME = "clusterextension-catalogs"
 

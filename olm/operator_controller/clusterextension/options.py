@@ -7,7 +7,26 @@ from pathlib import Path
 
 from olm.api import names
 
-__all__ = ["Options"]
+__all__ = ["Installer", "Options"]
+
+
+@dataclass(frozen=True)
+class Installer:
+    """The ServiceAccount an extension's revisions are applied as."""
+
+    namespace: str
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> Installer:
+        """`<namespace>/<name>`; raises ValueError naming the expected shape."""
+        namespace, slash, name = text.partition("/")
+        if not slash or not namespace or not name or "/" in name:
+            raise ValueError(f"expected <namespace>/<name>, got {text!r}")
+        return cls(namespace, name)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,6 +37,9 @@ class Options:
     """Where the Secrets holding revision content live (OLM's own namespace)."""
     cache_dir: Path = Path("/var/cache/operator-controller")
     """Unpacked bundles, one directory per extension and image digest."""
+    default_installer: Installer | None = None
+    """The ServiceAccount extensions without `spec.serviceAccount` are installed as
+    (`--default-service-account`); None holds them until they name one."""
     retention_limit: int = 5
     """Archived revisions kept per extension; older ones are deleted."""
     retry_interval: float = 10.0

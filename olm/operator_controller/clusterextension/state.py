@@ -10,7 +10,7 @@ from olm.api.extensionspec import ExtensionSpec
 from olm.api.revisions import RevisionStates, RollbackRecord
 from olm.operator_controller.applier import PackedRevision
 from olm.operator_controller.clusterextension.memo import RenderMemo
-from olm.operator_controller.clusterextension.options import Options
+from olm.operator_controller.clusterextension.options import Installer, Options
 from olm.operator_controller.clusterextension.status import Failure
 from olm.pipeline import plan
 from olm.pipeline.catalogs import CatalogClient
@@ -29,6 +29,8 @@ class State:
 
     extension: dict[str, Any]
     spec: ExtensionSpec
+    installer: Installer | None = None
+    """check_service_account: the spec's ServiceAccount, else the default installer."""
     states: RevisionStates = field(default_factory=lambda: RevisionStates(all=()))
     """read_revisions (and pack and apply, which bring it up to date)."""
     bundle: ResolvedBundle | None = None

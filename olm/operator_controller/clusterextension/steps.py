@@ -28,6 +28,7 @@ from olm.api.revisions import BundleRef, Revision, RevisionStates, RollbackRecor
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.clusterextension.memo import Rendered, render_key
+from olm.operator_controller.clusterextension.options import Installer
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.status import Failure
 from olm.pipeline import plan
@@ -42,6 +43,8 @@ from olm_runtime.controller import CONTINUE, STOP, Next
 __all__ = ["MAX_NAME_LENGTH", "Pipeline"]
 
 MAX_NAME_LENGTH = 63
+INSTALLER_SUGGESTION = "installer"
+"""The ServiceAccount name the hold message of an extension without one suggests."""
 """Longest extension name: it is a label value (the API itself allows 253 characters)."""
 KUBERNETES_VERSION_TTL = 300.0
 """Seconds the cluster's Kubernetes version is reused: a cluster upgrade shows within that."""
@@ -95,10 +98,33 @@ def _revision_annotations(state: State) -> dict[str, str]:
 
 
 def _identity_annotations(state: State) -> dict[str, str]:
+    assert state.installer is not None  # check_service_account runs before any revision is made
     return {
-        names.SERVICE_ACCOUNT_NAME_ANNOTATION: state.spec.service_account,
-        names.SERVICE_ACCOUNT_NAMESPACE_ANNOTATION: state.spec.namespace,
+        names.SERVICE_ACCOUNT_NAME_ANNOTATION: state.installer.name,
+        names.SERVICE_ACCOUNT_NAMESPACE_ANNOTATION: state.installer.namespace,
     }
+
+
+def _installer_required(state: State) -> str:
+    """Why an extension without `spec.serviceAccount` is held, and the commands that let it go on."""
+    namespace, catalog = state.spec.namespace, state.spec.catalog
+    create = f"kubectl -n {namespace} create serviceaccount {INSTALLER_SUGGESTION}"
+    if catalog is not None:
+        # The extension's name is part of the names of the RBAC objects its bundle gets.
+        name = state.extension["metadata"]["name"]
+        extension = f" --extension-name {name}" if name != catalog.package_name else ""
+        version = f" --version '{catalog.version}'" if catalog.version else ""
+        grant = (
+            f"`{create}` and `olmctl rbac {catalog.package_name} --namespace {namespace} "
+            f"--service-account {INSTALLER_SUGGESTION}{extension}{version} | kubectl apply -f -`"
+        )
+    else:
+        grant = f"`{create}` and grant it the permissions the bundle needs"
+    return (
+        "spec.serviceAccount is not set and operator-controller has no --default-service-account: "
+        f"extensions are installed only as a ServiceAccount granted for them. Run {grant}, then set "
+        f"spec.serviceAccount.name: {INSTALLER_SUGGESTION}"
+    )
 
 
 def _again(installed: BundleRef) -> ResolvedBundle:
@@ -211,12 +237,21 @@ class Pipeline:
         return CONTINUE
 
     async def check_service_account(self, state: State) -> Next:
-        """The ServiceAccount content is applied as must exist.
+        """The ServiceAccount content is applied as must exist: the spec's, else the default
+        installer; with neither, the extension is held until its spec names one.
 
         Read from a metadata-only informer (only existence matters), so a steady reconcile sends no
         request; an account the informer has not seen (yet: created a moment ago) is asked of the
         API server before the reconcile fails."""
-        namespace, account = state.spec.namespace, state.spec.service_account
+        if state.spec.service_account is not None:
+            state.installer = Installer(state.spec.namespace, state.spec.service_account)
+        elif self.options.default_installer is not None:
+            state.installer = self.options.default_installer
+        else:
+            message = _installer_required(state)
+            self.recorder.event(state.extension, events.WARNING, "ServiceAccountRequired", message)
+            return self._fail(state, api.REASON_BLOCKED, message, retry=False)
+        namespace, account = state.installer.namespace, state.installer.name
         try:
             try:
                 await self.reader.get(kinds.SERVICE_ACCOUNT, account, namespace=namespace, metadata_only=True)
@@ -636,10 +671,11 @@ class Pipeline:
         """The ServiceAccount may do everything the new revision needs, or every missing permission
         is reported and nothing is created."""
         check = metrics.PreflightCheck.PERMISSIONS
+        assert state.installer is not None  # check_service_account set it or stopped
         verdict = await verdicts.check_permissions(
             self.client,
-            namespace=state.spec.namespace,
-            service_account=state.spec.service_account,
+            namespace=state.installer.namespace,
+            service_account=state.installer.name,
             objects=state.objects,
             account_known=True,  # `check_service_account` saw it
         )

@@ -113,6 +113,25 @@ def test_a_component_adds_its_resources_and_patches_its_target(tmp_path: Path) -
     assert new["args"] == [*old["args"], "--shared-drift-watches"]
 
 
+def test_the_default_installer_component_adds_its_account_and_flag(tmp_path: Path) -> None:
+    plain = [o for d in kustomize.OLM_KUSTOMIZATIONS for o in kustomize.build(d)]
+    built = kustomize.build(_overlay_with_component(tmp_path, kustomize.MANIFESTS / "default-installer"))
+    assert kinds_of(built) == sorted(
+        [
+            *kinds_of(plain),
+            ("ServiceAccount", "olm-default-installer"),
+            ("ClusterRoleBinding", "olm-default-installer"),
+        ]
+    )
+    (deployment,) = [
+        o
+        for o in built
+        if (o["kind"], o["metadata"]["name"]) == ("Deployment", "operator-controller-controller-manager")
+    ]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["args"][-1] == "--default-service-account=olmv1-system/olm-default-installer"
+
+
 def _component(directory: Path, patch: str, target: dict[str, str]) -> Path:
     directory.mkdir()
     (directory / "kustomization.yaml").write_text(
