@@ -29,6 +29,7 @@ from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit.certmanager import CertManager
 from olm_testkit.extensions import extension_object
 from olm_testkit.images import realdata
 from olm_testkit.images.registry import RegistryClient
@@ -46,9 +47,12 @@ async def catalog(
     olm_crds: None,
     kube: Client,
     pusher: RegistryClient,
+    *,
+    cert_manager: CertManager,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[ServedCatalog]:
-    """kube-green from the community catalog, served by a catalogd of this module."""
+    """kube-green from the community catalog, served by a catalogd of this module (cert-manager
+    runs: kube-green's webhook certificate is a cert-manager Certificate)."""
     catalogd = CatalogdProcess(control_plane, tmp_path_factory.mktemp("catalogd"), scope_selector=SUITE_SCOPE)
     async with catalogd.running():
         published = await asyncio.to_thread(
