@@ -146,10 +146,9 @@ def _size_mismatch_image(directory: Path) -> Any:
 def _invalid_fbc_image(directory: Path) -> Any:
     broken = directory.parent / "invalid"
     broken.mkdir()
-    (broken / "catalog.json").write_text(
-        json.dumps({"schema": "olm.channel", "name": "stable", "package": "missing-pkg", "entries": []})
-        + "\n"
-    )
+    # Two definitions of one bundle: still refused (upstream's resolver would keep only the last).
+    bundle = {"schema": "olm.bundle", "name": "twice.v1", "package": "twice", "image": "r.io/twice:1"}
+    (broken / "catalog.json").write_text(json.dumps(bundle) + "\n" + json.dumps(bundle) + "\n")
     return catalog_image(broken)
 
 
