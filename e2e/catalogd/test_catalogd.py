@@ -146,10 +146,9 @@ def _size_mismatch_image(directory: Path) -> Any:
 def _invalid_fbc_image(directory: Path) -> Any:
     broken = directory.parent / "invalid"
     broken.mkdir()
-    (broken / "catalog.json").write_text(
-        json.dumps({"schema": "olm.channel", "name": "stable", "package": "missing-pkg", "entries": []})
-        + "\n"
-    )
+    # Two definitions of one bundle: still refused (upstream's resolver would keep only the last).
+    bundle = {"schema": "olm.bundle", "name": "twice.v1", "package": "twice", "image": "r.io/twice:1"}
+    (broken / "catalog.json").write_text(json.dumps(bundle) + "\n" + json.dumps(bundle) + "\n")
     return catalog_image(broken)
 
 
@@ -331,3 +330,35 @@ async def test_real_catalogs_are_served_unchanged(
     code, metas = await fetch_all(env.ca, _base(served))
     assert code == 200
     assert metas == source_metas(source)
+
+
+UPSTREAM_SERVES = [
+    {"schema": "olm.package", "name": "lax", "defaultChannel": "gone"},
+    {"schema": "olm.channel", "package": "lax", "name": "stable", "entries": [{"name": "lax.v2"}, {}]},
+    {
+        "schema": "olm.bundle",
+        "package": "lax",
+        "name": "lax.v1",
+        "image": "r.io/lax:1",
+        "properties": [{"type": "olm.package", "value": {"packageName": "other", "version": "v1"}}],
+    },
+    {"schema": "olm.bundle", "package": "lax", "name": "lax.v3", "properties": "not-a-list"},
+    {"schema": "olm.channel", "package": "undeclared", "name": "stable", "entries": []},
+    {
+        "schema": "olm.deprecations",
+        "package": "lax",
+        "entries": [{"reference": {"schema": "olm.bundle", "name": "x"}}],
+    },
+]
+"""Breaks every model rule upstream's catalogd does not apply (docs/compat/catalog-rules.md)."""
+
+
+async def test_a_catalog_upstream_serves_is_served_unchanged(env: Env, tmp_path: Path) -> None:
+    source = tmp_path / "lax"
+    source.mkdir()
+    (source / "catalog.json").write_text("".join(json.dumps(o) + "\n" for o in UPSTREAM_SERVES))
+    name, ref = unique("lax"), f"{env.registry.host}/{unique('e2e/lax')}:v1"
+    digest_ref = push_catalog(env.pusher, source, ref)
+    await env.catalogs.create(cluster_catalog(name, ref))
+    served = await env.catalogs.wait_serving(name, digest_ref)
+    assert (await fetch_all(env.ca, _base(served))) == (200, source_metas(source))

@@ -1,28 +1,33 @@
-"""The rules a catalog must follow, checked in one streaming pass.
+"""The rules a catalog must follow to be served, checked in one streaming pass.
 
-`Validator` looks at each meta as it goes by and keeps only names and origins, so validating a
-catalog of hundreds of megabytes costs memory in proportion to its number of objects, not its size.
-Rules (the ones the upstream model conversion enforces):
+`Validator` looks at each meta as it goes by and keeps only its identity (schema, package, name)
+and origin, so validating a catalog of hundreds of megabytes costs memory in proportion to its
+number of objects, not its size, and it never decodes an object a second time.
 
-- every object has a schema; an `olm.package` has a name, and names are unique per schema and package;
-- a package names a `defaultChannel`, and that channel exists;
-- a channel and a bundle name an existing package; channel entries are unique, and each names a
-  bundle of the same package; every bundle is an entry of at least one channel;
-- a bundle has exactly one `olm.package` property, its `packageName` is the bundle's package and its
-  `version` is a semantic version;
-- an `olm.deprecations` object names an existing package (once), and the channels and bundles it
-  references exist in it.
+The rules are upstream catalogd's (which serves whatever parses as a stream of objects whose
+`schema`, `package` and `name` are strings, see `_walk.to_meta`) plus the few that keep objects
+addressable, each kept because upstream misbehaves without it (docs/compat/catalog-rules.md):
+
+- every object has a non-empty `schema` (checked while reading, `_walk.to_meta`): upstream's own
+  loader refuses a schema-less object, so its resolver could then read nothing of that package;
+- an `olm.package`, `olm.channel` or `olm.bundle` has a non-empty `name`, and no two share their
+  schema, package and name; a package has at most one `olm.deprecations`: upstream's resolver
+  files one object per (package, schema, name) and silently keeps only the last of duplicates.
+
+Everything else is left to the reader, as upstream leaves it: the shape of the four schemas OLM
+interprets (a malformed object makes its package unreadable from this catalog at resolution, not
+the catalog unservable), a `defaultChannel` naming no channel, objects of a package the catalog
+does not declare, channel entries naming bundles that are not there, bundles in no channel, and
+the `olm.package` property (a bundle without a semantic version is skipped by resolution).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
-from olm.fbc._errors import InvalidCatalog, Problem, ShapeError
-from olm.fbc._meta import SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, Meta, Origin
-from olm.fbc._model import PROPERTY_PACKAGE, Bundle, Channel, Deprecations, Package, view
+from olm.fbc._errors import InvalidCatalog, Problem
+from olm.fbc._meta import SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Meta, Origin
 
 MAX_PROBLEMS = 1000
 """Problems kept per validation; a catalog this broken gains nothing from a longer list."""
@@ -32,15 +37,13 @@ SEMVER = re.compile(
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
 )
-"""Semantic Versioning 2.0.0, exactly (no leading `v`, no missing parts)."""
+"""Semantic Versioning 2.0.0, exactly (no leading `v`, no missing parts): what a bundle's
+`olm.package` version must be for resolution to consider the bundle."""
 
+NAMED_SCHEMAS = (SCHEMA_PACKAGE, SCHEMA_CHANNEL, SCHEMA_BUNDLE)
+"""The schemas whose objects must be named, uniquely within their package."""
 
-@dataclass(slots=True)
-class _Package:
-    origin: Origin
-    default_channel: str
-    channels: dict[str, tuple[Origin, tuple[str, ...]]] = field(default_factory=dict)
-    bundles: dict[str, Origin] = field(default_factory=dict)
+_NOUNS = {SCHEMA_PACKAGE: "package", SCHEMA_CHANNEL: "channel", SCHEMA_BUNDLE: "bundle"}
 
 
 class Validator:
@@ -49,10 +52,8 @@ class Validator:
     def __init__(self) -> None:
         self._problems: list[Problem] = []
         self._dropped = 0
-        self._packages: dict[str, _Package] = {}
-        self._channels: list[tuple[Origin, str, str, tuple[str, ...]]] = []
-        self._bundles: list[tuple[Origin, str, str]] = []
-        self._deprecations: dict[str, tuple[Origin, Deprecations]] = {}
+        self._seen: dict[tuple[str, str, str], Origin] = {}
+        """(schema, package, name) -> where it was first defined."""
         self._finished: list[Problem] | None = None
 
     def _problem(self, origin: Origin | None, subject: str, message: str) -> None:
@@ -62,140 +63,31 @@ class Validator:
             self._dropped += 1
 
     def add(self, meta: Meta) -> None:
-        subject = meta.describe()
-        try:
-            typed = view(meta)
-        except ShapeError as error:
-            self._problem(meta.origin, subject, str(error))
-            return
-        if isinstance(typed, Package):
-            self._add_package(meta, typed, subject)
-        elif isinstance(typed, Channel):
-            self._add_channel(meta, typed, subject)
-        elif isinstance(typed, Bundle):
-            self._add_bundle(meta, typed, subject)
-        elif isinstance(typed, Deprecations):
-            if not typed.package:
-                self._problem(meta.origin, subject, "package must be set")
-            elif typed.package in self._deprecations:
-                earlier = self._deprecations[typed.package][0]
-                self._problem(
-                    meta.origin, subject, f"second olm.deprecations for the package (first at {earlier})"
-                )
-            else:
-                self._deprecations[typed.package] = (meta.origin, typed)
-
-    def _add_package(self, meta: Meta, package: Package, subject: str) -> None:
-        if not package.name:
-            self._problem(meta.origin, subject, "name must be set")
-        elif package.name in self._packages:
-            first = self._packages[package.name].origin
-            self._problem(meta.origin, subject, f"duplicate package (first defined at {first})")
+        if meta.schema in NAMED_SCHEMAS:
+            if not meta.name:
+                self._problem(meta.origin, meta.describe(), "name must be set")
+                return
+            key = (meta.schema, meta.package, meta.name)
+            duplicate = f"duplicate {_NOUNS[meta.schema]}"
+        elif meta.schema == SCHEMA_DEPRECATIONS:
+            key = (meta.schema, meta.package, "")
+            duplicate = "second olm.deprecations for the package"
         else:
-            self._packages[package.name] = _Package(meta.origin, package.default_channel)
-
-    def _add_channel(self, meta: Meta, channel: Channel, subject: str) -> None:
-        if not channel.name or not channel.package:
-            self._problem(meta.origin, subject, "name and package must be set")
             return
-        names = tuple(entry.name for entry in channel.entries)
-        seen: set[str] = set()
-        for name in names:
-            if not name:
-                self._problem(meta.origin, subject, "a channel entry has no name")
-            elif name in seen:
-                self._problem(meta.origin, subject, f"duplicate entry {name!r}")
-            seen.add(name)
-        self._channels.append((meta.origin, channel.package, channel.name, names))
-
-    def _add_bundle(self, meta: Meta, bundle: Bundle, subject: str) -> None:
-        if not bundle.name or not bundle.package:
-            self._problem(meta.origin, subject, "name and package must be set")
-            return
-        values = bundle.properties_of(PROPERTY_PACKAGE)
-        if len(values) != 1:
-            self._problem(
-                meta.origin,
-                subject,
-                f"must have exactly one {PROPERTY_PACKAGE!r} property, found {len(values)}",
-            )
+        first = self._seen.get(key)
+        if first is None:
+            self._seen[key] = meta.origin
         else:
-            value = values[0] if isinstance(values[0], dict) else {}
-            if value.get("packageName") != bundle.package:
-                found = value.get("packageName")
-                self._problem(meta.origin, subject, f"{PROPERTY_PACKAGE!r} property names package {found!r}")
-            version = value.get("version")
-            if not isinstance(version, str) or not SEMVER.match(version):
-                self._problem(meta.origin, subject, f"version {version!r} is not a semantic version")
-        self._bundles.append((meta.origin, bundle.package, bundle.name))
+            self._problem(meta.origin, meta.describe(), f"{duplicate} (first defined at {first})")
 
     def problems(self) -> list[Problem]:
-        """Check the rules that need the whole catalog; return every problem, sorted by origin."""
+        """Every problem, sorted by origin."""
         if self._finished is not None:
             return self._finished
-        self._link_channels_and_bundles()
-        for name, package in self._packages.items():
-            subject = f"{SCHEMA_PACKAGE} name {name!r}"
-            # No defaultChannel is served, as upstream's catalogd serves it: resolution never reads
-            # it, and only olmctl's listings need one (they say so).
-            if package.default_channel and package.default_channel not in package.channels:
-                self._problem(
-                    package.origin, subject, f"defaultChannel {package.default_channel!r} does not exist"
-                )
-        for name, (origin, deprecations) in self._deprecations.items():
-            self._check_deprecations(name, origin, deprecations)
         if self._dropped:
             self._problems.append(Problem(None, "catalog", f"{self._dropped} more problems not listed"))
         self._finished = sorted(self._problems, key=_order)
         return self._finished
-
-    def _link_channels_and_bundles(self) -> None:
-        for origin, package_name, name, entries in self._channels:
-            package = self._packages.get(package_name)
-            subject = f"{SCHEMA_CHANNEL} package {package_name!r} name {name!r}"
-            if package is None:
-                self._problem(origin, subject, f"package {package_name!r} does not exist")
-            elif name in package.channels:
-                self._problem(
-                    origin, subject, f"duplicate channel (first defined at {package.channels[name][0]})"
-                )
-            else:
-                package.channels[name] = (origin, entries)
-        for origin, package_name, name in self._bundles:
-            package = self._packages.get(package_name)
-            subject = f"{SCHEMA_BUNDLE} package {package_name!r} name {name!r}"
-            if package is None:
-                self._problem(origin, subject, f"package {package_name!r} does not exist")
-            elif name in package.bundles:
-                self._problem(origin, subject, f"duplicate bundle (first defined at {package.bundles[name]})")
-            else:
-                package.bundles[name] = origin
-        for package_name, package in self._packages.items():
-            in_channels: set[str] = set()
-            for channel, (origin, entries) in package.channels.items():
-                in_channels.update(entries)
-                missing = sorted({e for e in entries if e and e not in package.bundles})
-                if missing:
-                    subject = f"{SCHEMA_CHANNEL} package {package_name!r} name {channel!r}"
-                    self._problem(
-                        origin, subject, f"entries name bundles that do not exist: {', '.join(missing)}"
-                    )
-            for bundle, origin in package.bundles.items():
-                if bundle not in in_channels:
-                    subject = f"{SCHEMA_BUNDLE} package {package_name!r} name {bundle!r}"
-                    self._problem(origin, subject, "the bundle is not an entry of any channel")
-
-    def _check_deprecations(self, name: str, origin: Origin, deprecations: Deprecations) -> None:
-        subject = f"olm.deprecations package {name!r}"
-        package = self._packages.get(name)
-        if package is None:
-            self._problem(origin, subject, f"package {name!r} does not exist")
-            return
-        for entry in deprecations.entries:
-            ref = entry.reference
-            known = package.channels if ref.schema_ == SCHEMA_CHANNEL else package.bundles
-            if ref.schema_ != SCHEMA_PACKAGE and ref.name not in known:
-                self._problem(origin, subject, f"references {ref.schema_} {ref.name!r}, which does not exist")
 
     def raise_if_invalid(self) -> None:
         problems = self.problems()

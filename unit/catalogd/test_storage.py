@@ -92,9 +92,8 @@ async def test_new_version_replaces_the_old_atomically(tmp_path: Path) -> None:
 async def test_invalid_catalog_keeps_the_previous_version_served(tmp_path: Path) -> None:
     storage = Storage(tmp_path)
     good = await storage.store("demo", D1, metas(catalog()))
-    broken = catalog()
-    broken[0]["defaultChannel"] = "missing"
-    with pytest.raises(fbc.InvalidCatalog, match="'missing' does not exist"):
+    broken = [*catalog(), catalog()[-1]]  # the bundle twice
+    with pytest.raises(fbc.InvalidCatalog, match="duplicate bundle"):
         await storage.store("demo", D2, metas(broken))
     assert storage.get("demo") == good
     assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == sorted([CURRENT, good.directory.name])

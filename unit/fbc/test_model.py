@@ -81,10 +81,19 @@ def test_bundle_view_and_its_version() -> None:
     assert not hasattr(view, "futureField")
 
 
-def test_bundle_without_a_single_package_property_has_no_version() -> None:
+def test_bundle_without_a_package_property_has_no_version() -> None:
     view = fbc.view(meta({"schema": "olm.bundle", "package": "p", "name": "b"}))
     assert isinstance(view, fbc.Bundle)
     assert view.version is None
+
+
+def test_the_first_package_property_gives_the_version_as_upstream_reads_it() -> None:
+    properties = [
+        {"type": "olm.package", "value": {"packageName": "p", "version": v}} for v in ("1.0.0", "2.0.0")
+    ]
+    view = fbc.view(meta({"schema": "olm.bundle", "package": "p", "name": "b", "properties": properties}))
+    assert isinstance(view, fbc.Bundle)
+    assert view.version == "1.0.0"
 
 
 def test_other_schemas_have_no_view() -> None:

@@ -78,74 +78,63 @@ PARSE_ERRORS = [
 ]
 
 PROBLEMS = [
-    ("package-without-name", b'{"schema":"olm.package","defaultChannel":"s"}\n', "name: Field required"),
+    ("package-without-name", b'{"schema":"olm.package","defaultChannel":"s"}\n', "name must be set"),
     (
         "channel-without-name",
         P + C + B + b'{"schema":"olm.channel","package":"p","entries":[]}\n',
-        "name: Field required",
+        "name must be set",
     ),
     (
         "bundle-without-name",
         P + C + B + b'{"schema":"olm.bundle","package":"p","properties":[]}\n',
-        "name: Field required",
-    ),
-    (
-        "channel-with-a-duplicate-entry",
-        P + b'{"schema":"olm.channel","package":"p","name":"s","entries":[{"name":"b"},{"name":"b"}]}\n' + B,
-        "duplicate entry 'b'",
+        "name must be set",
     ),
     (
         "two-deprecations-for-one-package",
         P + C + B + b'{"schema":"olm.deprecations","package":"p","entries":[]}\n' * 2,
         "second olm.deprecations for the package",
     ),
-    (
-        "package-default-channel-missing",
-        b'{"schema":"olm.package","name":"p","defaultChannel":"nope"}\n',
-        "defaultChannel 'nope' does not exist",
-    ),
     ("duplicate-package", P + P + C + B, "duplicate package"),
+    ("duplicate-channel", P + C + C + B, "duplicate channel"),
+    ("duplicate-bundle", P + C + B + B, "duplicate bundle"),
+]
+
+# Served, as upstream's catalogd serves them (docs/compat/catalog-rules.md); resolution copes
+# with each (it skips what it cannot use, or the package in this catalog when an object of it is
+# malformed).
+UPSTREAM_SERVES = [
+    (
+        "channel-with-a-duplicate-entry",
+        P + b'{"schema":"olm.channel","package":"p","name":"s","entries":[{"name":"b"},{"name":"b"}]}\n' + B,
+    ),
+    ("package-default-channel-missing", b'{"schema":"olm.package","name":"p","defaultChannel":"nope"}\n'),
     (
         "channel-of-unknown-package",
         P + C + B + b'{"schema":"olm.channel","package":"q","name":"s","entries":[]}\n',
-        "package 'q' does not exist",
     ),
+    ("channel-without-package", P + C + B + b'{"schema":"olm.channel","name":"s","entries":[]}\n'),
     (
         "channel-entry-names-no-bundle",
         P + b'{"schema":"olm.channel","package":"p","name":"s","entries":[{"name":"ghost"}]}\n',
-        "entries name bundles that do not exist: ghost",
     ),
     (
-        "channel-entries-not-a-list",
-        P + b'{"schema":"olm.channel","package":"p","name":"s","entries":"b"}\n',
-        "entries: Input should be a valid array",
+        "channel-entry-without-name",
+        P + b'{"schema":"olm.channel","package":"p","name":"s","entries":[{}]}\n' + B,
     ),
-    (
-        "bundle-in-no-channel",
-        P + C + B + bundle("orphan", package_property("p", "2.0.0")),
-        "not an entry of any channel",
-    ),
-    ("bundle-without-package-property", P + C + bundle("b"), "exactly one 'olm.package' property, found 0"),
+    ("channel-entries-not-a-list", P + b'{"schema":"olm.channel","package":"p","name":"s","entries":"b"}\n'),
+    ("bundle-in-no-channel", P + C + B + bundle("orphan", package_property("p", "2.0.0"))),
+    ("bundle-of-unknown-package", P + C + B + b'{"schema":"olm.bundle","package":"q","name":"b"}\n'),
+    ("bundle-without-package-property", P + C + bundle("b")),
     (
         "bundle-with-two-package-properties",
         P + C + bundle("b", package_property("p", "1.0.0"), package_property("p", "1.0.1")),
-        "exactly one 'olm.package' property, found 2",
     ),
-    (
-        "bundle-version-not-semver",
-        P + C + bundle("b", package_property("p", "v1.0")),
-        "is not a semantic version",
-    ),
-    (
-        "bundle-names-another-package",
-        P + C + bundle("b", package_property("q", "1.0.0")),
-        "names package 'q'",
-    ),
-    ("bundle-properties-not-objects", P + C + bundle("b", b'"x"'), "properties.0: Input should be an object"),
+    ("bundle-version-not-semver", P + C + bundle("b", package_property("p", "v1.0"))),
+    ("bundle-names-another-package", P + C + bundle("b", package_property("q", "1.0.0"))),
+    ("bundle-properties-not-objects", P + C + bundle("b", b'"x"')),
     (
         "deprecations-of-unknown-package",
         P + C + B + b'{"schema":"olm.deprecations","package":"q","entries":[]}\n',
-        "package 'q' does not exist",
     ),
     (
         "deprecations-of-unknown-bundle",
@@ -154,7 +143,6 @@ PROBLEMS = [
         + B
         + b'{"schema":"olm.deprecations","package":"p","entries":[{"reference":{"schema":"olm.bundle",'
         b'"name":"ghost"},"message":"m"}]}\n',
-        "references olm.bundle 'ghost', which does not exist",
     ),
     (
         "deprecations-reference-of-unknown-schema",
@@ -163,7 +151,6 @@ PROBLEMS = [
         + B
         + b'{"schema":"olm.deprecations","package":"p","entries":[{"reference":{"schema":"olm.other"},'
         b'"message":"m"}]}\n',
-        "reference.schema: Input should be",
     ),
 ]
 
@@ -188,7 +175,7 @@ ACCEPTED = [
     ("yaml-crlf-line-endings", b"schema: x\r\nname: z\r\n", 1),
 ]
 
-CASES = len(PARSE_ERRORS) + len(PROBLEMS) + len(ACCEPTED)
+CASES = len(PARSE_ERRORS) + len(PROBLEMS) + len(UPSTREAM_SERVES) + len(ACCEPTED)
 
 
 def read(data: bytes) -> list[fbc.Meta]:
@@ -216,3 +203,10 @@ def test_accepted(data: bytes, count: int) -> None:
     metas = read(data)
     assert len(metas) == count
     assert fbc.validate(metas) == []
+
+
+@pytest.mark.parametrize("data", [pytest.param(d, id=i) for i, d in UPSTREAM_SERVES])
+def test_served_as_upstream_serves_it(data: bytes) -> None:
+    metas = read(data)
+    assert fbc.validate(metas) == []
+    assert list(fbc.checked(metas)) == metas

@@ -28,7 +28,12 @@ def _rows() -> dict[str, tuple[int, int, int]]:
 @pytest.mark.parametrize(
     ("category", "cases", "accepted"),
     [
-        pytest.param("Catalogs (FBC files)", test_catalogs.CASES, len(test_catalogs.ACCEPTED), id="catalogs"),
+        pytest.param(
+            "Catalogs (FBC files)",
+            test_catalogs.CASES,
+            len(test_catalogs.ACCEPTED) + len(test_catalogs.UPSTREAM_SERVES),
+            id="catalogs",
+        ),
         pytest.param("Bundles (registry+v1)", test_bundles.CASES, len(test_bundles.ACCEPTED), id="bundles"),
         pytest.param("Image layers", test_layers.CASES, len(test_layers.ACCEPTED), id="layers"),
         pytest.param(

@@ -9,7 +9,9 @@ on the direct URL is reported rather than worked around: it means the wrong CA, 
 fixes.
 
 Parsing reuses operator-controller's catalog code (`CatalogRef`, `parse_lines` and its errors) on
-metas split by `olm.fbc`, so the CLI sees exactly the typed content the resolver sees.
+metas split by `olm.fbc`, so the CLI sees exactly the typed content the resolver sees: a package
+with a malformed object is left out and named in `CatalogPackages.malformed` (the resolver skips
+the catalog for that package only), while the catalog's other packages read as usual.
 """
 
 from __future__ import annotations
@@ -32,13 +34,22 @@ from olm.pipeline.catalogs import (
 )
 from olm_runtime.client import errors
 
-__all__ = ["parse_catalog", "read_catalog"]
+__all__ = ["CatalogPackages", "parse_catalog", "read_catalog"]
 
 _LIMITS = ClientOptions()
 """operator-controller's client timeouts: big catalogs are 100+ MB, a dead address should fail fast."""
 
 
-async def read_catalog(source: ContentSource, ref: CatalogRef) -> dict[str, PackageContent]:
+class CatalogPackages(dict[str, PackageContent]):
+    """The readable packages of one catalog version, by name."""
+
+    def __init__(self, packages: dict[str, PackageContent], malformed: dict[str, MalformedCatalog]) -> None:
+        super().__init__(packages)
+        self.malformed = malformed
+        """Package name -> why its content could not be read."""
+
+
+async def read_catalog(source: ContentSource, ref: CatalogRef) -> CatalogPackages:
     """Every package of the catalog version `ref`, by name.
 
     Raises `CatalogNotServing`, `CatalogUnreachable` or `MalformedCatalog` (operator-controller's
@@ -51,8 +62,11 @@ async def read_catalog(source: ContentSource, ref: CatalogRef) -> dict[str, Pack
     return parse_catalog(ref.name, body)
 
 
-def parse_catalog(catalog: str, body: bytes) -> dict[str, PackageContent]:
-    """Split a served catalog (JSON lines) into packages and parse each as the resolver does."""
+def parse_catalog(catalog: str, body: bytes) -> CatalogPackages:
+    """Split a served catalog (JSON lines) into packages and parse each as the resolver does.
+
+    Raises `MalformedCatalog` when the body is not a stream of objects at all.
+    """
     lines: dict[str, list[bytes]] = {}
     try:
         for meta in fbc.iter_stream(io.BytesIO(body), f"catalog {catalog}"):
@@ -61,7 +75,14 @@ def parse_catalog(catalog: str, body: bytes) -> dict[str, PackageContent]:
                 lines.setdefault(owner, []).append(meta.blob)
     except fbc.ParseError as err:
         raise MalformedCatalog(catalog, str(err)) from None
-    return {package: parse_lines(catalog, package, lines[package]) for package in sorted(lines)}
+    packages: dict[str, PackageContent] = {}
+    malformed: dict[str, MalformedCatalog] = {}
+    for package in sorted(lines):
+        try:
+            packages[package] = parse_lines(catalog, package, lines[package])
+        except MalformedCatalog as err:
+            malformed[package] = err
+    return CatalogPackages(packages, malformed)
 
 
 class _NoConnection(Exception):

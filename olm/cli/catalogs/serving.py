@@ -3,7 +3,9 @@ searches and `package show|versions|graph` look a package up in.
 
 Each catalog is read in full (`content.read_catalog`), all at once. A catalog that is not serving is
 left out with the reason its status gives; one whose content cannot be read is left out with a
-warning on stderr, and the command exits 1 after printing what the others hold.
+warning on stderr, and the command exits 1 after printing what the others hold. A package with a
+malformed object is left out of its catalog with a warning, as the resolver skips that catalog for
+that package only.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class Contents:
     """Catalog name -> why it is not serving."""
     failed: dict[str, str] = field(default_factory=dict)
     """Catalog name -> why its content could not be read."""
+    malformed: list[str] = field(default_factory=list)
+    """Why each package left out of a serving catalog could not be read."""
 
 
 async def cluster_catalogs(session: Session, only: str | None) -> list[dict[str, Any]]:
@@ -65,11 +69,12 @@ async def read(session: Session, catalogs: Sequence[dict[str, Any]]) -> Contents
             raise result
         else:
             contents.packages[ref.name] = result
+            contents.malformed.extend(error.message for _, error in sorted(result.malformed.items()))
     return contents
 
 
 def warn_failed(session: Session, contents: Contents) -> None:
-    for message in contents.failed.values():
+    for message in [*contents.failed.values(), *contents.malformed]:
         print(f"warning: {message}", file=session.err)
 
 

@@ -28,7 +28,7 @@ from olm import oci, semver
 from olm.api.clusterextension import BundleImageSource, CatalogFilter
 from olm.api.extensionspec import ExtensionSpec, Readiness, SpecError, UpgradeConstraintPolicy
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
-from olm.cli.catalogs.content import read_catalog
+from olm.cli.catalogs.content import CatalogPackages, read_catalog
 from olm.cli.commands import CommandFailed
 from olm.cli.extensions import watchnamespace
 from olm.cli.session import Session
@@ -77,7 +77,7 @@ def pull_options(args: argparse.Namespace) -> PullOptions:
     )
 
 
-CatalogReads = dict[CatalogRef, dict[str, PackageContent]]
+CatalogReads = dict[CatalogRef, CatalogPackages]
 """Catalog versions already read, by ref: a command that plans several times (`rbac` per
 `--version`, `upgrade` when it retries as SelfCertified) reads each catalog once."""
 
@@ -196,6 +196,10 @@ async def plan_install(
             except CatalogClientError as err:
                 failures[ref.name] = err.message  # the condition wording drops the detail; a CLI shows it
                 raise
+        malformed = reads[ref].malformed.get(package)
+        if malformed is not None:  # as operator-controller: this catalog is skipped for this package
+            failures[ref.name] = malformed.message
+            raise malformed
         return reads[ref].get(package) or PackageContent(name=package)
 
     async def cluster_catalogs() -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from olm.api import conditions as api
+from olm.cli.catalogs.content import CatalogPackages
 from olm.cli.extensions import watchnamespace
 from olm.cli.extensions.plan import extension_object, refusal_message
 from olm.pipeline.catalogs import CatalogRef, PackageContent, parse_lines
@@ -143,7 +144,9 @@ def test_olmctl_install_says_the_refusal_and_then_what_to_pass() -> None:
     ref = CatalogRef(
         name="demo", digest="registry.example/demo@sha256:00", base_url="https://c/catalogs/demo"
     )
-    message = refusal_message(refused, extension, {ref: {PACKAGE: content("OwnNamespace")}}, flag=True)
+    message = refusal_message(
+        refused, extension, {ref: CatalogPackages({PACKAGE: content("OwnNamespace")}, {})}, flag=True
+    )
     assert message == (
         f"{refusal()}; the bundle supports OwnNamespace but not AllNamespaces: pass --watch-namespace "
         f"{NAMESPACE} (its install namespace)"
@@ -151,4 +154,9 @@ def test_olmctl_install_says_the_refusal_and_then_what_to_pass() -> None:
     given = extension_object(
         "sleepy", PACKAGE, namespace=NAMESPACE, service_account="installer", config={"watchNamespace": "x"}
     )
-    assert refusal_message(refused, given, {ref: {PACKAGE: content("OwnNamespace")}}, flag=True) == refusal()
+    assert (
+        refusal_message(
+            refused, given, {ref: CatalogPackages({PACKAGE: content("OwnNamespace")}, {})}, flag=True
+        )
+        == refusal()
+    )

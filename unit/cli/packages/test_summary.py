@@ -26,6 +26,16 @@ def test_parse_catalog_names_the_catalog_when_a_line_is_broken() -> None:
         parse_catalog("demo", b'{"schema": "olm.package", "name": "x"}\n{"schema": "olm.bundle", ')
 
 
+def test_a_malformed_package_is_left_out_and_the_others_read() -> None:
+    # catalogd serves such a catalog, as upstream's does; the resolver skips it for that package only.
+    body = BODY + b'{"schema": "olm.bundle", "package": "broken", "name": "b", "properties": "x"}\n'
+    packages = parse_catalog("demo", body)
+    assert sorted(packages) == ["cat-facts", "kube-green"]
+    assert list(packages.malformed) == ["broken"]
+    assert "catalog 'demo' served malformed content" in packages.malformed["broken"].message
+    assert "properties: Input should be a valid array" in packages.malformed["broken"].message
+
+
 def test_summary_reads_the_latest_bundles_csv_metadata() -> None:
     summary = summarize("demo", parse_catalog("demo", BODY)["kube-green"])
     assert summary.latest_version == "0.7.1"

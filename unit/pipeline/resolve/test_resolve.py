@@ -412,6 +412,52 @@ def test_missing_catalog_never_yields_a_non_successor() -> None:
     assert "home (not serving)" in str(caught.value)
 
 
+def test_entries_naming_absent_bundles_are_ignored() -> None:
+    # Served as upstream's catalogd serves it; an entry without its bundle offers nothing to install.
+    ghost = content(
+        channels={"stable": [*chain("x", ["1.0.0"]), {"name": "x.v2.0.0", "replaces": "x.v1.0.0"}]}
+    )
+    only_real = dataclasses.replace(ghost, bundles=tuple(b for b in ghost.bundles if b.name != "x.v2.0.0"))
+    assert _run(Case({}, [("c", 0, only_real)])).bundle.name == "x.v1.0.0"
+    assert _run(Case({}, [("c", 0, only_real)], installed="1.0.0")).bundle.name == "x.v1.0.0"
+
+
+def test_a_bundle_in_no_channel_is_a_candidate_only_without_a_channel_filter() -> None:
+    # As upstream: without spec.source.catalog.channels every bundle of the package is considered.
+    orphaned = content(channels={"stable": chain("x", ["1.0.0"])}, versions={"x.v2.0.0": "2.0.0"})
+    assert _run(Case({}, [("c", 0, orphaned)])).bundle.name == "x.v2.0.0"
+    assert _run(Case({"channels": ["stable"]}, [("c", 0, orphaned)])).bundle.name == "x.v1.0.0"
+
+
+@pytest.mark.parametrize(
+    "version",
+    [
+        pytest.param("v2.0.0", id="leading-v"),
+        pytest.param("2.0", id="two-parts"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_a_bundle_without_a_semantic_version_is_skipped(version: str) -> None:
+    unversioned = content(channels={"stable": chain("x", ["1.0.0", "2.0.0"])}, versions={"x.v2.0.0": version})
+    if version == "":  # no version at all: the olm.package property is dropped
+        unversioned = dataclasses.replace(
+            unversioned,
+            bundles=tuple(
+                dataclasses.replace(b, properties=()) if b.name == "x.v2.0.0" else b
+                for b in unversioned.bundles
+            ),
+        )
+    assert _run(Case({}, [("c", 0, unversioned)])).bundle.name == "x.v1.0.0"
+
+
+def test_the_first_olm_package_property_gives_the_version() -> None:
+    # Upstream's resolver reads the first olm.package property and ignores any other.
+    second = {"type": "olm.package", "value": {"packageName": "x", "version": "9.0.0"}}
+    doubled = content(channels={"stable": chain("x", ["1.0.0", "1.1.0"])}, properties={"x.v1.0.0": [second]})
+    resolution = _run(Case({}, [("c", 0, doubled)]))
+    assert (resolution.bundle.name, resolution.bundle.version) == ("x.v1.1.0", "1.1.0")
+
+
 def test_a_package_without_a_default_channel_resolves_over_every_channel() -> None:
     # Upstream serves such a package and never reads defaultChannel; neither does resolution here.
     two = content(channels={"stable": chain("x", ["1.0.0", "1.1.0"]), "fast": chain("x", ["1.2.0"])})
