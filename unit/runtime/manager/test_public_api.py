@@ -20,6 +20,7 @@ def test_manager_exports_exactly_these_names() -> None:
         "health",
         "leaderelection",
         "runnable_from",
+        "tlsprofile",
         "webhook",
     ]
     for name in manager.__all__:
