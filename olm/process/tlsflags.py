@@ -65,7 +65,8 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "--tls-profile",
         type=_profile_name,
         default=tlsprofile.INTERMEDIATE.name,
-        help="TLS profile of every TLS server (catalog content, webhook, metrics): one of "
+        help="TLS profile of every TLS server of the process (metrics; catalogd's content and webhook "
+        "servers too): one of "
         f"{', '.join(_PROFILES.values())} (any case); see docs/compat/flags.md",
     )
     parser.add_argument(

@@ -87,9 +87,9 @@ _TLS12_CIPHERS: dict[str, str] = {
 CIPHERS = TLS13_CIPHERS + tuple(_TLS12_CIPHERS)
 """Every suite name accepted: Go's `tls.CipherSuites()` and `tls.InsecureCipherSuites()`."""
 
-# Go's default suites for TLS 1.2 and older: ECDHE with AEAD or CBC-SHA; no RSA key exchange, 3DES,
-# RC4 or CBC-SHA256 unless named.
-_GO_DEFAULT_TLS12 = tuple(list(_TLS12_CIPHERS)[:10])
+# Go's default suites for TLS 1.2 and older, the first ten above: ECDHE with AEAD or CBC-SHA; RSA key
+# exchange, 3DES, CBC-SHA256 and RC4 only when named.
+_GO_DEFAULT_TLS12 = tuple(_TLS12_CIPHERS)[:10]
 
 _POST_QUANTUM = ("X25519MLKEM768", "SecP256r1MLKEM768", "SecP384r1MLKEM1024")
 CURVES: dict[str, str | None] = {
