@@ -2,8 +2,9 @@
 negotiated version, suite and curve for each profile, and the handshakes each profile refuses.
 
 The webhook server runs on loopback with a certificate of the test kit's CA (an ECDSA P-256 key, so
-the TLS 1.2 suites are the ECDSA ones); the metrics server's self-signed context is checked the
-same way. catalogd's content server: unit/catalogd/test_server_tls_profiles.py."""
+the TLS 1.2 suites are the ECDSA ones); the metrics server's contexts (self-signed, or from its
+certificate files) are checked the same way. catalogd's content server:
+unit/catalogd/test_server_tls_profiles.py."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from olm_runtime.manager import certificates, tlsprofile, webhook
+from olm_runtime.manager import SecureMetricsOptions, certificates, tlsprofile, webhook
 from olm_runtime.testing.pki import CertificateAuthority
 from unit import tlsclient
 
@@ -155,3 +156,27 @@ async def test_the_self_signed_metrics_context_negotiates_what_its_profile_allow
         assert seen.refused, seen.output
     else:
         assert seen.negotiated() == expected, seen.output
+
+
+async def test_the_metrics_certificate_files_are_served_under_the_profile(tmp_path: Path) -> None:
+    """What `_metrics_tls` listens with when `--tls-cert`/`--tls-key` are given."""
+    pair = CertificateAuthority.load_or_create(tmp_path / "ca").issue(
+        "metrics", common_name="metrics", hosts=["127.0.0.1"]
+    )
+    options = SecureMetricsOptions(
+        cert_dir=pair.cert_file.parent,
+        cert_name=pair.cert_file.name,
+        key_name=pair.key_file.name,
+        tls_profile=CUSTOM_P384,
+    )
+    watcher = options.watcher()
+    watcher.load()
+    server = await asyncio.start_server(
+        lambda _, writer: writer.close(), "127.0.0.1", 0, ssl=watcher.server_context()
+    )
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        seen = await tlsclient.handshake(port, version="TLSv1.2")
+        refused = await tlsclient.handshake(port, version="TLSv1.2", ciphers=AES128_GCM)
+    assert seen.negotiated() == ("TLSv1.2", "ECDHE-ECDSA-AES256-GCM-SHA384", "secp384r1"), seen.output
+    assert refused.refused, refused.output
