@@ -10,6 +10,9 @@ What runs, on which replica (see `docs/catalogd/controller.md`):
   follower that unpacks what the leader resolved, garbage collection, `/metrics`, probes;
 - the elected replica: the ClusterCatalog reconciler (resolve, unpack, status).
 
+Every TLS server (catalog content, webhook, metrics) takes `--tls-profile` and `--tls-custom-*`;
+`--feature-gates` takes upstream's catalogd gates (`olm.process.featuregates.CATALOGD`).
+
 The storage directory survives restarts: served catalogs are served again at once and blobs in the
 cache are never downloaded twice. SIGTERM and SIGINT stop everything gracefully. An API server that
 cannot be reached or used at start ends the process with one log line naming the address and the
@@ -31,7 +34,7 @@ from olm.catalogd.content import Content
 from olm.catalogd.server import CatalogServer, ServerOptions
 from olm.catalogd.storage import Storage
 from olm.catalogd.unpack import Unpacker
-from olm.process import flags, pullconfig, testing_seams
+from olm.process import featuregates, flags, pullconfig, testing_seams
 from olm.process import main as process
 from olm_runtime import logging
 from olm_runtime.manager import Manager, WebhookOptions, runnable_from
@@ -48,6 +51,7 @@ def parser() -> argparse.ArgumentParser:
         lease_name=LEASE_NAME,
         leader_help="elect one replica to reconcile (every replica serves content either way)",
         metrics_port=7443,
+        gates=featuregates.CATALOGD,
     )
     p.add_argument("--catalogs-server-addr", default=":8443", help="HTTPS catalog content server address")
     p.add_argument("--webhook-bind-address", default=":9443", help="admission webhook server address")
@@ -90,7 +94,9 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
         webhook_options = WebhookOptions()
         if args.webhook_cert_dir is not None:
             host, port = _split_address(args.webhook_bind_address, "")
-            webhook_options = WebhookOptions(host=host, port=port, cert_dir=args.webhook_cert_dir)
+            webhook_options = WebhookOptions(
+                host=host, port=port, cert_dir=args.webhook_cert_dir, tls_profile=args.tls
+            )
         options = flags.manager_options(
             args, webhook=webhook_options, scoped=(CLUSTER_CATALOG,), scope_selector=seams.scope_selector
         )
@@ -109,7 +115,9 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
             host, port = _split_address(args.catalogs_server_addr)
             server = CatalogServer(
                 storage,
-                ServerOptions(cert_file=args.tls_cert, key_file=args.tls_key, host=host, port=port),
+                ServerOptions(
+                    cert_file=args.tls_cert, key_file=args.tls_key, host=host, port=port, tls_profile=args.tls
+                ),
                 catch_up=follower.catch_up(manager.reader, content),
             )
             manager.add(runnable_from(server.start, needs_leader_election=False, name="catalog-server"))

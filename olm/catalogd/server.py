@@ -14,7 +14,8 @@
   compressed off the event loop, once per catalog version and query, and kept in memory up to
   `metas_gzip_cache_bytes` (`gzipcache`); answers too large for it are compressed while streaming.
 - 400 for a name that is not a DNS-1123 subdomain, 404 for a catalog not being served, 405 (with
-  `Allow`) for other methods. TLS only, 1.2 or newer, ALPN `http/1.1`, with the certificate
+  `Allow`) for other methods. TLS only, under `tls_profile` (Intermediate: TLS 1.2 or newer with
+  ECDHE and AEAD suites; `olm_runtime.manager.tlsprofile`), ALPN `http/1.1`, with the certificate
   reloaded when its files change (the runtime's `olm_runtime.manager.certwatcher`, as the webhook
   and metrics servers do).
 
@@ -60,6 +61,7 @@ from olm.catalogd.sections import SectionReader
 from olm.catalogd.storage import Storage, StoredCatalog, is_valid_name
 from olm_runtime import tracing
 from olm_runtime.logging import get_logger
+from olm_runtime.manager import tlsprofile
 from olm_runtime.manager.certwatcher import CertWatcher
 
 _log = get_logger("catalogd.server")
@@ -112,6 +114,8 @@ class ServerOptions:
     """Seconds between checks of the certificate files."""
     catch_up_timeout: float = 30.0
     """Seconds a request for a catalog this replica does not hold yet waits for `catch_up`."""
+    tls_profile: tlsprofile.Profile = tlsprofile.INTERMEDIATE
+    """The TLS versions, suites and curve accepted (`--tls-profile` and `--tls-custom-*`)."""
 
 
 class NotHeldHere(Exception):
@@ -135,6 +139,7 @@ class CatalogServer:
         self.certificates = CertWatcher(
             options.cert_file,
             options.key_file,
+            tls_profile=options.tls_profile,
             poll_interval=options.cert_reload_interval,
             alpn_protocols=("http/1.1",),
         )

@@ -9,6 +9,9 @@ one that names none, as the `--default-service-account` an administrator chose);
 process's own identity only reads catalogs and extensions, writes revisions and their Secrets, and
 asks the API server what the ServiceAccounts may do (see `manifests/operator-controller`), and,
 with `--shared-drift-watches`, watches the managed objects of every extension.
+The metrics server takes `--tls-profile` and `--tls-custom-*`; `--feature-gates` takes upstream's
+operator-controller gates (`olm.process.featuregates.OPERATOR_CONTROLLER`; WebhookProviderCertManager
+is a real switch: false refuses bundles with webhooks).
 SIGTERM and SIGINT stop everything gracefully. An API server that cannot be reached or used at start
 ends the process with one log line naming the address and the cause, and exit code 1 (`olm.process.startup`).
 """
@@ -26,9 +29,9 @@ from olm.operator_controller import clusterextension, clusterobjectset, metrics
 from olm.pipeline import resolve
 from olm.pipeline.catalogs import CatalogClient
 from olm.pipeline.catalogs import ClientOptions as CatalogClientOptions
+from olm.process import featuregates, pullconfig, testing_seams
 from olm.process import flags as processflags
 from olm.process import main as process
-from olm.process import pullconfig, testing_seams
 from olm_runtime import logging
 from olm_runtime.manager import Manager
 
@@ -42,7 +45,11 @@ def parser() -> argparse.ArgumentParser:
         prog="operator-controller", description="Installs, upgrades and removes OLM v1 ClusterExtensions."
     )
     processflags.add_common_flags(
-        p, lease_name=LEASE_NAME, leader_help="elect one replica to run the controllers", metrics_port=8443
+        p,
+        lease_name=LEASE_NAME,
+        leader_help="elect one replica to run the controllers",
+        metrics_port=8443,
+        gates=featuregates.OPERATOR_CONTROLLER,
     )
     p.add_argument("--tls-cert", type=Path, help="PEM certificate of the metrics server (unset: self-signed)")
     p.add_argument("--tls-key", type=Path, help="PEM private key of the metrics server (unset: self-signed)")
@@ -121,6 +128,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                         default_installer=args.default_service_account,
                         crash_after_secrets=seams.crash_after_secrets,
                         poll_minute_seconds=seams.poll_minute_seconds,
+                        bundle_webhooks=args.features["WebhookProviderCertManager"],
                     ),
                 )
                 _log.info(

@@ -114,7 +114,9 @@ class Sources:
     unpacker: BundleUnpacker
     client: Client
     """What the preflights read and ask with: CRDs, SubjectAccessReviews, the objects to apply."""
-    certificates: CertificateProvider
+    certificates: CertificateProvider | None
+    """Who makes the serving certificates of bundle webhooks; None refuses bundles with webhooks
+    (upstream's WebhookProviderCertManager gate off)."""
 
 
 class Refused(Exception):
@@ -359,7 +361,10 @@ async def fetch_image(
 
 
 def render(
-    spec: ExtensionSpec, bundle: ResolvedBundle, registry_v1: RegistryV1, certificates: CertificateProvider
+    spec: ExtensionSpec,
+    bundle: ResolvedBundle,
+    registry_v1: RegistryV1,
+    certificates: CertificateProvider | None,
 ) -> list[dict[str, Any]]:
     """Stage 4: the bundle's objects for the spec's namespace and `spec.config.inline`, with the
     OperatorCondition contract unless `spec.upgrade.readiness` is `None`."""

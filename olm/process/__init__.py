@@ -7,7 +7,11 @@ Each process's `main.py` declares its flags and wires its controllers; these mod
   own part to its end and map the outcome to an exit code; `connect` opens the API client once the
   API server answers (`process.main(parser(), run, argv)`, `process.connect(args, ...)`);
 - `flags`: the connection, leader-election, serving, registry-trust and logging flags both take,
-  and what they configure (`flags.manager_options(args)`, `flags.registry_options(args, ...)`);
+  and what they configure (`flags.parse(parser, argv)`, `flags.manager_options(args)`,
+  `flags.registry_options(args, ...)`);
+- `featuregates`: `--feature-gates` with upstream's gates per process, and what each is here;
+- `tlsflags`: `--tls-profile` and `--tls-custom-*`, read into a `tlsprofile.Profile` for every TLS
+  server;
 - `startup`: reaching the API server at start, or saying in one log line why not;
 - `testing_seams`: the `OLM_TESTING_*` variables that let tests reach slow or rare paths quickly;
 - `pullconfig`: the global pull Secret and the registry CAs, followed while the process runs;

@@ -1,8 +1,11 @@
 """The command-line flags catalogd and operator-controller share, and what they configure.
 
-Both processes take the same connection, leader-election, serving, registry-trust and logging
-flags; each adds its own. `add_common_flags` declares them; `manager_options` turns them into the
-runtime's `ManagerOptions` and `registry_options` into the registry client's `oci.ClientOptions`;
+Both processes take the same connection, leader-election, serving, TLS (`tlsflags`), feature-gate
+(`featuregates`, each process with its own gates), registry-trust and logging flags; each adds its
+own. `add_common_flags` declares them; `parse` reads them, runs the checks that need every flag
+(feature gates, TLS profile) and sets `args.features` (each gate's state) and `args.tls` (the
+`tlsprofile.Profile` of every TLS server); `manager_options` turns them into the runtime's
+`ManagerOptions` and `registry_options` into the registry client's `oci.ClientOptions`;
 `--api-server-timeout` bounds `startup.wait_for_api_server` (called by `main.connect`).
 `/metrics` is HTTPS for authorized callers by default (see docs/observability/metrics.md);
 `--no-metrics-secure` serves plain HTTP, for local runs only.
@@ -16,12 +19,18 @@ from pathlib import Path
 
 from olm import oci
 from olm.api import names
-from olm.process import startup
+from olm.process import featuregates, startup, tlsflags
 from olm_runtime import cache, logging
 from olm_runtime.client import GroupVersionKind
-from olm_runtime.manager import LeaderElectionOptions, ManagerOptions, SecureMetricsOptions, WebhookOptions
+from olm_runtime.manager import (
+    LeaderElectionOptions,
+    ManagerOptions,
+    SecureMetricsOptions,
+    WebhookOptions,
+    tlsprofile,
+)
 
-__all__ = ["add_common_flags", "manager_options", "registry_options", "seconds", "secure_metrics"]
+__all__ = ["add_common_flags", "manager_options", "parse", "registry_options", "seconds", "secure_metrics"]
 
 
 def seconds(text: str) -> float:
@@ -36,10 +45,15 @@ def seconds(text: str) -> float:
 
 
 def add_common_flags(
-    parser: argparse.ArgumentParser, *, lease_name: str, leader_help: str, metrics_port: int
+    parser: argparse.ArgumentParser,
+    *,
+    lease_name: str,
+    leader_help: str,
+    metrics_port: int,
+    gates: featuregates.Gates,
 ) -> None:
     """The shared flags; `metrics_port` is the process's default `/metrics` port (upstream's: 7443
-    for catalogd, 8443 for operator-controller)."""
+    for catalogd, 8443 for operator-controller), `gates` the process's `--feature-gates`."""
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
     )
@@ -85,19 +99,41 @@ def add_common_flags(
         help="json: one object per line; text: key=value lines for people (console: the same as text)",
     )
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    featuregates.add_flag(parser, gates)
+    tlsflags.add_flags(parser)
 
 
-def secure_metrics(cert_file: Path | None, key_file: Path | None) -> SecureMetricsOptions:
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, then what needs every flag read: `args.features` (each gate's
+    state) and `args.tls` (the TLS profile). A refusal exits through `parser.error` (usage, the
+    message, exit code 2), as any other bad flag does."""
+    args = parser.parse_args(argv)
+    try:
+        args.features = args.feature_gates.resolve()
+    except ValueError as e:
+        parser.error(f"argument --feature-gates: {e}")
+    try:
+        args.tls = tlsflags.profile_from(args)
+    except tlsprofile.Unsupported as e:
+        parser.error(f"argument --tls-profile: {e}")
+    return args
+
+
+def secure_metrics(
+    cert_file: Path | None, key_file: Path | None, tls_profile: tlsprofile.Profile
+) -> SecureMetricsOptions:
     """Secure metrics serving `cert_file` and `key_file` (watched for rotation), or a self-signed
-    certificate when neither is given. Both files must sit in one directory, as a mounted Secret's
-    do (the server watches that directory)."""
+    certificate when neither is given, under `tls_profile`. Both files must sit in one directory,
+    as a mounted Secret's do (the server watches that directory)."""
     if cert_file is None and key_file is None:
-        return SecureMetricsOptions()
+        return SecureMetricsOptions(tls_profile=tls_profile)
     if cert_file is None or key_file is None:
         raise ValueError("give both --tls-cert and --tls-key, or neither")
     if cert_file.parent != key_file.parent:
         raise ValueError(f"--tls-cert and --tls-key must be in one directory: {cert_file}, {key_file}")
-    return SecureMetricsOptions(cert_dir=cert_file.parent, cert_name=cert_file.name, key_name=key_file.name)
+    return SecureMetricsOptions(
+        cert_dir=cert_file.parent, cert_name=cert_file.name, key_name=key_file.name, tls_profile=tls_profile
+    )
 
 
 def manager_options(
@@ -108,7 +144,8 @@ def manager_options(
     scope_selector: str = "",
 ) -> ManagerOptions:
     """The manager of a process started with the common flags (and `--tls-cert`/`--tls-key`, which
-    both processes define: the metrics server's certificate). With `scope_selector` (the
+    both processes define: the metrics server's certificate), as `parse` read them. Every TLS server has
+    `args.tls`; a `webhook` given is expected to carry it already. With `scope_selector` (the
     `OLM_TESTING_SCOPE_SELECTOR` seam) the cache holds only the objects of `scoped` kinds that it
     matches, so the process reconciles no other."""
     by_kind = {kind: cache.KindOptions(label_selector=scope_selector) for kind in scoped if scope_selector}
@@ -121,9 +158,9 @@ def manager_options(
     return ManagerOptions(
         leader_election=election,
         metrics_bind_address=args.metrics_bind_address,
-        metrics_secure=secure_metrics(args.tls_cert, args.tls_key) if args.metrics_secure else None,
+        metrics_secure=secure_metrics(args.tls_cert, args.tls_key, args.tls) if args.metrics_secure else None,
         health_probe_bind_address=args.health_probe_bind_address,
-        webhook=webhook or WebhookOptions(),
+        webhook=webhook or WebhookOptions(tls_profile=args.tls),
         cache=cache.CacheOptions(by_kind=by_kind),
     )
 

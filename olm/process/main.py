@@ -12,7 +12,9 @@ seams)`); this module does the rest, once for both:
         async with process.connect(args, field_manager=FIELD_MANAGER) as client:
             ...
 
-`main` parses the flags, makes TLS connections read into small buffers (`tlsbuffers`),
+`main` parses the flags (`flags.parse` refuses feature gates and TLS profiles that cannot be
+honoured, with argparse's exit code 2; the gates' states are logged once), makes TLS connections
+read into small buffers (`tlsbuffers`),
 configures logging and tracing (`olm_runtime.tracing.configure_from_env`, with the parser's `prog`
 as the service name; spans still queued are flushed at exit), reads the testing seams
 (`testing_seams`) and runs `run` to its end. Exit codes: 0 after a graceful stop, 130 on
@@ -27,7 +29,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 
-from olm.process import startup, testing_seams, tlsbuffers
+from olm.process import flags, startup, testing_seams, tlsbuffers
 from olm_runtime import logging, tracing
 from olm_runtime.client import Client
 
@@ -44,9 +46,11 @@ _log = logging.get_logger("olm.process")
 
 def main(parser: argparse.ArgumentParser, run: Run, argv: Sequence[str] | None = None) -> int:
     """Run a process declared by `parser` (with `flags.add_common_flags`); the exit code."""
-    args = parser.parse_args(argv)
+    args = flags.parse(parser, argv)
     tlsbuffers.limit()
     logging.configure(format=args.log_format, level=args.log_level)
+    _log.info("feature_gates", **args.features)
+    _log.info("tls_profile", profile=args.tls.name, minimum_version=args.tls.effective_minimum().name)
     try:
         provider = tracing.configure_from_env(service_name=parser.prog)
     except tracing.ConfigurationError as e:

@@ -46,12 +46,13 @@ Modules: `options` (ManagerOptions, LeaderElectionOptions, SecureMetricsOptions)
 `health` (checks), `leaderelection` (the Lease protocol, usable alone), `webhook` (admission server
 and helpers), `certwatcher` (the serving certificate every TLS server shares: `ServingCertificate`,
 the fields `WebhookOptions` and `SecureMetricsOptions` have in common, and `CertWatcher`, which
-reloads it; usable by a process's own TLS servers), `certificates` (the self-signed certificate and
+reloads it; usable by a process's own TLS servers), `tlsprofile` (the TLS versions, suites and
+curve every TLS server accepts, by upstream's profile names), `certificates` (the self-signed certificate and
 the one builder of certificates, which the test kit's CA uses too).
 Events live in `olm_runtime.events`.
 """
 
-from olm_runtime.manager import health, leaderelection, webhook
+from olm_runtime.manager import health, leaderelection, tlsprofile, webhook
 from olm_runtime.manager._manager import CacheSyncTimeout, GracefulShutdownTimeout, Manager
 from olm_runtime.manager.leaderelection import LeaderElectionLost
 from olm_runtime.manager.options import LeaderElectionOptions, ManagerOptions, SecureMetricsOptions
@@ -71,5 +72,6 @@ __all__ = [
     "health",
     "leaderelection",
     "runnable_from",
+    "tlsprofile",
     "webhook",
 ]

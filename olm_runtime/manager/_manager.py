@@ -205,7 +205,7 @@ class Manager:
             # Imported here: cryptography adds ~9 MiB to every manager that never makes a certificate.
             from olm_runtime.manager import certificates  # noqa: PLC0415
 
-            return certificates.self_signed_context(secure.minimum_tls_version)
+            return certificates.self_signed_context(secure.tls_profile)
         watcher = secure.watcher()
         watcher.load()
         self.add(runnable_from(watcher.start, needs_leader_election=False, name="metrics-certwatcher"))

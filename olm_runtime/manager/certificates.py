@@ -25,6 +25,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from olm_runtime.manager import tlsprofile
+
 __all__ = ["VALIDITY", "build", "key_pem", "name", "new_key", "self_signed_context"]
 
 VALIDITY = datetime.timedelta(days=365)
@@ -117,16 +119,16 @@ def build(
     return builder.sign(signer_key, hashes.SHA256())
 
 
-def self_signed_context(minimum_version: ssl.TLSVersion) -> ssl.SSLContext:
-    """A server context with a fresh key and a one-year self-signed certificate for this host name,
-    `localhost` and the loopback addresses. The key never outlives the call on disk: Python's `ssl`
-    loads keys from files only, so it is written to a private temporary directory that is removed
-    before this returns."""
+def self_signed_context(tls_profile: tlsprofile.Profile) -> ssl.SSLContext:
+    """A server context under `tls_profile` with a fresh key and a one-year self-signed certificate
+    for this host name, `localhost` and the loopback addresses. The key never outlives the call on
+    disk: Python's `ssl` loads keys from files only, so it is written to a private temporary
+    directory that is removed before this returns."""
     key = new_key()
     host = socket.gethostname()
     cert = build(name(f"{host}@metrics"), key, hosts=[host, "localhost", "127.0.0.1", "::1"])
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = minimum_version
+    tls_profile.apply(context)
     with tempfile.TemporaryDirectory(prefix="metrics-cert-") as directory:
         cert_file, key_file = Path(directory) / "tls.crt", Path(directory) / "tls.key"
         cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))

@@ -2,10 +2,10 @@
 
 Every TLS server a process runs serves its certificate the same way: the webhook server, the secure
 metrics server, and servers of the process's own built on the manager (catalogd's content server).
-`ServingCertificate` holds what they share: where the files are, the oldest TLS version accepted and
-how often the files are looked at (`WebhookOptions` and `SecureMetricsOptions` are
-`ServingCertificate`s with fields of their own); `CertWatcher` loads the files and keeps them
-current.
+`ServingCertificate` holds what they share: where the files are, the TLS profile (versions, suites
+and curve, `tlsprofile`) and how often the files are looked at (`WebhookOptions` and
+`SecureMetricsOptions` are `ServingCertificate`s with fields of their own); `CertWatcher` loads the
+files and keeps them current.
 
 The listening socket keeps one TLS context for its whole life. Its `sni_callback` runs at the start
 of every handshake (with or without a server name from the client) and hands the connection the
@@ -30,6 +30,7 @@ from typing import ClassVar
 from prometheus_client import Counter
 
 from olm_runtime import logging, metrics
+from olm_runtime.manager import tlsprofile
 
 __all__ = ["CertWatcher", "ServingCertificate", "server_context"]
 
@@ -59,8 +60,9 @@ class ServingCertificate:
     """The certificate file (PEM, leaf first, then intermediates) inside `cert_dir`."""
     key_name: str = "tls.key"
     """The private key file (PEM) inside `cert_dir`."""
-    minimum_tls_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2
-    """The oldest TLS version accepted; 1.2 unless raised to 1.3."""
+    tls_profile: tlsprofile.Profile = tlsprofile.INTERMEDIATE
+    """The TLS versions, suites and curve accepted (upstream's default, Intermediate: TLS 1.2 with
+    ECDHE and AEAD suites, and TLS 1.3)."""
     cert_poll_interval: float = 10.0
     """Seconds between checks of the certificate files for a rotation."""
 
@@ -68,8 +70,6 @@ class ServingCertificate:
     """How errors name the server these options are for."""
 
     def __post_init__(self) -> None:
-        if self.minimum_tls_version < ssl.TLSVersion.TLSv1_2:
-            raise ValueError(f"{self._server_name} accepts TLS 1.2 or newer only")
         if self.cert_poll_interval <= 0:
             raise ValueError("cert_poll_interval must be positive")
 
@@ -88,7 +88,7 @@ class ServingCertificate:
         return CertWatcher(
             self.cert_dir / self.cert_name,
             self.cert_dir / self.key_name,
-            minimum_version=self.minimum_tls_version,
+            tls_profile=self.tls_profile,
             poll_interval=self.cert_poll_interval,
             alpn_protocols=alpn_protocols,
         )
@@ -98,14 +98,14 @@ def server_context(
     cert_file: Path,
     key_file: Path,
     *,
-    minimum_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2,
+    tls_profile: tlsprofile.Profile = tlsprofile.INTERMEDIATE,
     alpn_protocols: Sequence[str] = (),
 ) -> ssl.SSLContext:
     """A server context for the certificate and key as the files hold them now, never reloaded: what
     `CertWatcher` makes at each rotation, and all a short-lived server (a test's) needs. Raises
     `OSError` or `ssl.SSLError` when they cannot be read."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = minimum_version
+    tls_profile.apply(context)
     if alpn_protocols:
         context.set_alpn_protocols(list(alpn_protocols))
     context.load_cert_chain(cert_file, key_file)
@@ -122,20 +122,21 @@ def _signature(*paths: Path) -> _Signature:
 
 class CertWatcher:
     """Loads a certificate and key pair and keeps `server_context()` serving the newest while
-    `start()` runs. `alpn_protocols` are offered in the handshake (say, `("http/1.1",)`)."""
+    `start()` runs, under `tls_profile`. `alpn_protocols` are offered in the handshake (say,
+    `("http/1.1",)`)."""
 
     def __init__(
         self,
         cert_file: Path,
         key_file: Path,
         *,
-        minimum_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2,
+        tls_profile: tlsprofile.Profile = tlsprofile.INTERMEDIATE,
         poll_interval: float = 10.0,
         alpn_protocols: Sequence[str] = (),
     ) -> None:
         self.cert_file = cert_file
         self.key_file = key_file
-        self._minimum_version = minimum_version
+        self._tls_profile = tls_profile
         self._poll_interval = poll_interval
         self._alpn_protocols = tuple(alpn_protocols)
         self._current: ssl.SSLContext | None = None
@@ -145,7 +146,7 @@ class CertWatcher:
         return server_context(
             self.cert_file,
             self.key_file,
-            minimum_version=self._minimum_version,
+            tls_profile=self._tls_profile,
             alpn_protocols=self._alpn_protocols,
         )
 

@@ -12,14 +12,16 @@ from typing import Any
 
 import pytest
 
-from olm.process import flags, startup, testing_seams
+from olm.process import featuregates, flags, startup, testing_seams
 from olm.process import main as process
 from olm_runtime.testing import pki
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="test")
-    flags.add_common_flags(parser, lease_name="lease", leader_help="elect", metrics_port=8443)
+    flags.add_common_flags(
+        parser, lease_name="lease", leader_help="elect", metrics_port=8443, gates=featuregates.CATALOGD
+    )
     return parser
 
 
@@ -41,10 +43,15 @@ def test_ctrl_c_exits_130() -> None:
 
 
 class Recorder:
-    """Stands in for the module's logger: the lines as (level, event, fields)."""
+    """Stands in for the module's logger: warnings and errors as (level, event, fields) in `lines`,
+    the start's info lines (feature gates, TLS profile) apart in `infos`."""
 
     def __init__(self) -> None:
         self.lines: list[tuple[str, str, dict[str, Any]]] = []
+        self.infos: list[tuple[str, dict[str, Any]]] = []
+
+    def info(self, event: str, **fields: Any) -> None:
+        self.infos.append((event, fields))
 
     def error(self, event: str, **fields: Any) -> None:
         self.lines.append(("error", event, fields))
@@ -80,6 +87,20 @@ def test_testing_seams_are_named_in_a_warning_before_the_run(monkeypatch: pytest
     assert ran == [testing_seams.Seams(poll_minute_seconds=0.5)]
 
 
+def test_the_feature_gates_and_the_tls_profile_are_logged_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = Recorder()
+    monkeypatch.setattr(process, "_log", log)
+
+    async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
+        pass
+
+    assert process.main(_parser(), run, ["--tls-profile=modern"]) == 0
+    assert log.infos == [
+        ("feature_gates", {"APIV1MetasHandler": True, "GraphQLCatalogQueries": False}),
+        ("tls_profile", {"profile": "Modern", "minimum_version": "TLSv1_3"}),
+    ]
+
+
 def test_tracing_variables_that_do_not_parse_are_one_error_line_and_exit_code_1(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -99,12 +120,14 @@ def test_tracing_variables_that_do_not_parse_are_one_error_line_and_exit_code_1(
 
 FLUSHED_AT_EXIT = """
 import argparse
-from olm.process import flags
+from olm.process import featuregates, flags
 from olm.process import main as process
 from olm_runtime import tracing
 
 parser = argparse.ArgumentParser(prog="my-process")
-flags.add_common_flags(parser, lease_name="lease", leader_help="elect", metrics_port=8443)
+flags.add_common_flags(
+    parser, lease_name="lease", leader_help="elect", metrics_port=8443, gates=featuregates.CATALOGD
+)
 
 async def run(args, seams):
     with tracing.span("inside the run"):
@@ -140,7 +163,7 @@ def test_spans_still_queued_are_flushed_at_exit_under_the_process_name() -> None
 # each one added; the server end lives in the same process, so both ends count.
 _TLS_CONNECTIONS_PROBE = """
 import argparse, asyncio, ssl, sys
-from olm.process import flags
+from olm.process import featuregates, flags
 from olm.process import main as process
 
 CONNECTIONS = 200
@@ -176,7 +199,9 @@ async def run(args, seams) -> None:
     await server.wait_closed()
 
 parser = argparse.ArgumentParser(prog="probe")
-flags.add_common_flags(parser, lease_name="lease", leader_help="elect", metrics_port=8443)
+flags.add_common_flags(
+    parser, lease_name="lease", leader_help="elect", metrics_port=8443, gates=featuregates.CATALOGD
+)
 sys.exit(process.main(parser, run, []))
 """
 
@@ -200,4 +225,5 @@ def test_each_tls_connection_costs_far_less_than_asyncios_default_buffer(tmp_pat
     # Both ends of each connection live in the probe: about 130 KiB with 32 KiB read buffers, about
     # 580 KiB with asyncio's default of 256 KiB.
     assert per_connection_kib < 300, per_connection_kib
-    assert result.stderr == ""
+    # Only the start's info lines (feature gates, TLS profile): no warning, no error.
+    assert {json.loads(line)["level"] for line in result.stderr.splitlines()} == {"info"}

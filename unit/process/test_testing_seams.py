@@ -96,7 +96,7 @@ def test_a_process_with_a_bad_testing_variable_exits_before_connecting(
 
 
 def test_the_scope_narrows_the_cache_of_the_reconciled_kinds_only() -> None:
-    args = operator_controller_main.parser().parse_args([])
+    args = flags.parse(operator_controller_main.parser(), [])
     scoped = flags.manager_options(args, scoped=(CLUSTER_EXTENSION,), scope_selector="!a/b")
     assert scoped.cache.by_kind == {CLUSTER_EXTENSION: cache.KindOptions(label_selector="!a/b")}
     unscoped = flags.manager_options(args, scoped=(CLUSTER_EXTENSION,))

@@ -50,6 +50,9 @@ class Options:
     `olm.process.testing_seams`)."""
     max_concurrent_reconciles: int = 4
     """Extensions reconciled at the same time."""
+    bundle_webhooks: bool = True
+    """Install bundles with webhooks, their serving certificates made by cert-manager; False refuses
+    them (upstream's WebhookProviderCertManager gate, `--feature-gates`)."""
     crash_after_secrets: bool = False
     """Testing only: kill the process with SIGKILL right after a revision's Secrets are created and
     before the revision is, to prove a crash there leaves nothing behind. Set by main from

@@ -180,7 +180,7 @@ class Pipeline:
             read_package=context.catalog_client.get_package,
             unpacker=context.unpacker,
             client=context.client,
-            certificates=CertManagerProvider(),
+            certificates=CertManagerProvider() if context.options.bundle_webhooks else None,
         )
         self._kubernetes_version: tuple[float, semver.Version | None] | None = None
 

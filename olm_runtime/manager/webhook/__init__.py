@@ -17,7 +17,8 @@ What is promised:
   HTTP 400.
 - `patched(original, mutated)` sends an RFC 6902 patch that, applied to `original`, gives exactly
   `mutated` (types kept: `1`, `1.0` and `true` differ).
-- TLS 1.2 or newer only. The certificate and key are read from `cert_dir` when the server starts (a
+- TLS as `WebhookOptions.tls_profile` allows (`tlsprofile`; Intermediate by default: TLS 1.2 or
+  newer). The certificate and key are read from `cert_dir` when the server starts (a
   missing or bad pair fails the start) and again whenever either file changes; new connections get the
   new pair, open ones keep theirs. A bad pair on rotation is logged and the old one kept
   (`olm_runtime.manager.certwatcher`, which `CertWatcher` is re-exported from).

@@ -11,11 +11,11 @@ import ssl
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from olm_runtime.manager import certificates
+from olm_runtime.manager import certificates, tlsprofile
 
 
 async def test_the_self_signed_context_serves_tls_for_this_host_and_loopback() -> None:
-    context = certificates.self_signed_context(ssl.TLSVersion.TLSv1_3)
+    context = certificates.self_signed_context(tlsprofile.MODERN)
     assert context.minimum_version is ssl.TLSVersion.TLSv1_3
     server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0, ssl=context)
     port = server.sockets[0].getsockname()[1]

@@ -3,7 +3,6 @@ and the options that configure it."""
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
 
 import pytest
@@ -102,7 +101,6 @@ def test_secure_metrics_cannot_share_the_probe_address() -> None:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        pytest.param({"minimum_tls_version": ssl.TLSVersion.TLSv1_1}, "TLS 1.2", id="tls-1.1"),
         pytest.param({"cert_poll_interval": 0}, "cert_poll_interval", id="no-poll-interval"),
     ],
 )

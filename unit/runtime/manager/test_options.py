@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import ssl
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from olm_runtime.manager import (
     SecureMetricsOptions,
     WebhookOptions,
     options,
+    tlsprofile,
 )
 from olm_runtime.manager._http import parse_bind_address
 from olm_runtime.manager.certwatcher import ServingCertificate
@@ -37,7 +37,7 @@ def test_defaults_match_controller_runtime() -> None:
         DEFAULT_CERT_DIR / "tls.crt",
         DEFAULT_CERT_DIR / "tls.key",
     )
-    assert webhook.minimum_tls_version == ssl.TLSVersion.TLSv1_2
+    assert webhook.tls_profile is tlsprofile.INTERMEDIATE
 
 
 def test_options_are_frozen_and_keyword_only() -> None:
@@ -75,11 +75,6 @@ def test_manager_options_reject(kwargs: dict[str, object]) -> None:
         ManagerOptions(**kwargs)  # type: ignore[arg-type]
 
 
-def test_webhook_options_refuse_tls_older_than_1_2() -> None:
-    with pytest.raises(ValueError, match=r"the webhook server accepts TLS 1\.2"):
-        WebhookOptions(minimum_tls_version=ssl.TLSVersion.TLSv1_1)
-
-
 def test_the_webhook_server_always_has_a_certificate_directory() -> None:
     with pytest.raises(ValueError, match="needs a cert_dir"):
         WebhookOptions(cert_dir=None)
@@ -97,7 +92,7 @@ def test_both_tls_servers_take_the_one_serving_certificate_type(options: type[Se
     checks for every TLS server; the servers add their own fields only."""
     assert issubclass(options, ServingCertificate)
     shared = {f.name for f in dataclasses.fields(ServingCertificate)}
-    assert shared == {"cert_dir", "cert_name", "key_name", "minimum_tls_version", "cert_poll_interval"}
+    assert shared == {"cert_dir", "cert_name", "key_name", "tls_profile", "cert_poll_interval"}
     custom = options(cert_dir=Path("/certs"), cert_name="c.pem", key_name="k.pem", cert_poll_interval=1.0)
     assert (custom.cert_file, custom.key_file) == (Path("/certs/c.pem"), Path("/certs/k.pem"))
     watcher = custom.watcher()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from olm_runtime import events, manager
-from olm_runtime.manager import webhook
+from olm_runtime.manager import tlsprofile, webhook
 
 
 def test_manager_exports_exactly_these_names() -> None:
@@ -20,6 +20,7 @@ def test_manager_exports_exactly_these_names() -> None:
         "health",
         "leaderelection",
         "runnable_from",
+        "tlsprofile",
         "webhook",
     ]
     for name in manager.__all__:
@@ -69,4 +70,19 @@ def test_events_exports_exactly_these_names() -> None:
         "EventType",
         "NORMAL",
         "WARNING",
+    ]
+
+
+def test_tlsprofile_exports_exactly_these_names() -> None:
+    assert sorted(tlsprofile.__all__) == [
+        "CIPHERS",
+        "CURVES",
+        "INTERMEDIATE",
+        "MODERN",
+        "OLD",
+        "PREDEFINED",
+        "Profile",
+        "TLS13_CIPHERS",
+        "Unsupported",
+        "VERSIONS",
     ]
