@@ -174,8 +174,8 @@ async def test_without_a_default_installer_it_is_held_until_it_names_one(
             await kube.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata})
             olmctl = Olmctl(control_plane.kubeconfig, control_plane.ca_file)
             pull = ("--registry-ca", str(registry.ca_file), "--cache-dir", str(tmp_path / "cache"))
-            where = ("--namespace", namespace, "--service-account", "installer", "--extension-name", name)
-            where += ("--catalog", catalog.name)
+            where: tuple[str, ...] = ("--namespace", namespace, "--service-account", "installer")
+            where += ("--extension-name", name, "--catalog", catalog.name)
             generated = await olmctl("rbac", "kube-green", *where, "--version", "0.7.0", *pull)
             assert generated.code == EXIT_OK, generated.err
             documents = [d for d in yaml.safe_load_all(generated.out) if d]
