@@ -273,7 +273,9 @@ class Reconciler:
             interval = self.options.drift_poll_interval
             state.requeue_after = interval
             if outcome.kind is OutcomeKind.SUCCEEDED:
-                outcome = Outcome(OutcomeKind.SUCCEEDED, _polled_message(polled, interval, state.identity))
+                outcome = Outcome(
+                    OutcomeKind.SUCCEEDED, detail=_polled_message(polled, interval, state.identity)
+                )
         state.outcome = outcome
         if outcome.kind is OutcomeKind.RETRYING:
             state.requeue_after = self.options.retry_interval
@@ -403,9 +405,9 @@ class Reconciler:
         updated: list[dict[str, Any]],
         minutes: int | None,
     ) -> None:
-        """The Events of a condition change whose message is upstream's, with what ours adds: every
-        object failing probes (the condition names the first), and for a passed deadline the
-        revision's number and the objects it waits for."""
+        """The Events of a condition change whose message is upstream's, with what ours adds: the
+        kinds whose drift is polled once rolled out, every object failing probes (the condition
+        names the first), and for a passed deadline the revision's number and what it waits for."""
         assert state.outcome is not None
         detail = state.outcome.detail
 
@@ -413,6 +415,13 @@ class Reconciler:
             condition = conditions.find(found, kind) or {}
             return condition.get("reason"), condition.get("message")
 
+        progressed = said(updated, api.TYPE_PROGRESSING)
+        if (
+            detail
+            and progressed[0] == api.REASON_SUCCEEDED
+            and progressed != said(existing, api.TYPE_PROGRESSING)
+        ):
+            self.recorder.event(state.cos, events.NORMAL, "DriftPolled", detail)
         available = said(updated, api.TYPE_AVAILABLE)
         if (
             detail

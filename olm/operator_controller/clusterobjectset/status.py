@@ -51,8 +51,8 @@ class Outcome:
     message: str = ""
     """The condition's message: upstream's text where upstream defines one."""
     detail: str = ""
-    """What this implementation adds (every object failing probes, and its phase): the Event of the
-    change carries it, never the condition."""
+    """What this implementation adds (every object failing probes and its phase; the kinds whose
+    drift is polled): the Event of the change carries it, never the condition."""
 
 
 _Condition = tuple[conditions.Status, str]
@@ -91,15 +91,14 @@ def deadline(cos: Mapping[str, Any], minute_seconds: float) -> datetime.datetime
 
 def _messages(kind: OutcomeKind, name: str, message: str) -> tuple[str, str]:
     if kind is OutcomeKind.SUCCEEDED:
-        rolled_out = f"Revision {name} has rolled out." + (f" {message}" if message else "")
-        return rolled_out, "Objects are available and pass all probes."
+        return f"Revision {name} has rolled out.", "Objects are available and pass all probes."
     if kind is OutcomeKind.ROLLING_OUT:
         return f"Revision {name} is rolling out.", message
     if kind is OutcomeKind.ARCHIVED:
-        return "Revision is archived; its objects were released or deleted.", "Revision is archived."
+        return "revision is archived", "revision is archived"
     if kind is OutcomeKind.REMOVING:
         return message, "Revision is being removed."
-    return message, f"Objects could not be observed: {message}"
+    return message, message
 
 
 def apply_outcome(

@@ -51,12 +51,19 @@ def test_messages() -> None:
     assert done["Progressing"][2] == "Revision 1.2.0 has rolled out."
     assert done["Available"][2] == "Objects are available and pass all probes."
     assert done["Succeeded"] == ("True", "Succeeded", "Revision succeeded rolling out.")
+    archived = conditions([], Outcome(OutcomeKind.ARCHIVED))
+    assert (archived["Progressing"][2], archived["Available"][2]) == (
+        "revision is archived",
+        "revision is archived",
+    )
+    retrying = conditions([], Outcome(OutcomeKind.RETRYING, "phase 0 validation error: x"))
+    assert retrying["Progressing"][2] == retrying["Available"][2] == "phase 0 validation error: x"
 
 
-def test_a_succeeded_revision_names_its_polled_kinds_after_the_rollout() -> None:
+def test_the_polled_kinds_of_a_succeeded_revision_stay_out_of_its_conditions() -> None:
     note = "Drift of ConfigMap.core objects is checked every 30s by GET: ..."
-    done = conditions([], Outcome(OutcomeKind.SUCCEEDED, note))
-    assert done["Progressing"][2] == f"Revision 1.2.0 has rolled out. {note}"
+    done = conditions([], Outcome(OutcomeKind.SUCCEEDED, detail=note))
+    assert done["Progressing"][2] == "Revision 1.2.0 has rolled out."
     assert done["Succeeded"][2] == "Revision succeeded rolling out."
 
 
