@@ -217,6 +217,24 @@ class Revisions:
             raise AssertionError(f"{e}; last seen: {found}") from None
         return found
 
+    async def wait_event(self, suffix: str, reason: str, *, timeout: float = 30) -> list[str]:
+        """The messages of the Events of `reason` about revision `suffix`, once there is one (the
+        recorder writes them in the background; a cluster-scoped object's land in `default`)."""
+        name = self.name(suffix)
+        said: list[str] = []
+
+        async def recorded() -> bool:
+            listed = await self.client.list(kinds.EVENT, namespace="default")
+            said[:] = [
+                str(e.get("message") or "")
+                for e in listed.items
+                if (e.get("involvedObject") or {}).get("name") == name and e.get("reason") == reason
+            ]
+            return bool(said)
+
+        await eventually(recorded, what=f"a {reason} Event about {name}", timeout=timeout)
+        return said
+
     async def cleanup(self) -> None:
         for name in reversed(self.created):
             with contextlib.suppress(errors.NotFound):

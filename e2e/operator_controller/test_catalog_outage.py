@@ -8,7 +8,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from e2e.operator_controller.conftest import SUITE_LABELS, Extensions, ServedCatalog, serve_catalog
+from e2e.operator_controller.conftest import (
+    SUITE_LABELS,
+    Extensions,
+    ServedCatalog,
+    serve_catalog,
+    wait_event,
+)
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
 from olm_runtime import conditions
@@ -118,22 +124,25 @@ async def test_unserved_catalog_is_skipped(
         # A resolution failure names the catalog that was skipped.
         missing = unique("nothing")
         await extensions.create(missing, "test", namespace, account, version="9.9.9", selector=selector)
+        message = 'no bundles found for package "test" matching version "9.9.9"'
         found = await extensions.wait_condition(
-            missing, "Progressing", "True", reason="Retrying", message_contains=broken, timeout=120
+            missing, "Progressing", "True", reason="Retrying", message_contains=message, timeout=120
         )
-        # Each selected catalog with why it gave nothing, in name order, then what to change.
+        assert conditions.of(found, "Progressing")["message"] == message
+        # In the Event of the change: each selected catalog with why it gave nothing, in name
+        # order, then what to change.
+        event = await wait_event(kube, missing, type="Warning", reason="Failed", note_contains=broken)
         considered = sorted(
             [(broken, "not serving"), (fixture_catalog.name, "no version in range, highest 1.2.0")]
         )
         # Other tests' catalogs in the session are counted as not selected; how many depends on them.
         assert re.fullmatch(
             re.escape(
-                'no bundles found for package "test" matching version "9.9.9"; catalogs: '
-                + ", ".join(f"{catalog} ({why})" for catalog, why in considered)
+                f"{message}; catalogs: " + ", ".join(f"{catalog} ({why})" for catalog, why in considered)
             )
             + r"(; \d+ not selected by spec\.source\.catalog\.selector)?"
             + re.escape("; change spec.source.catalog.version to include an available version"),
-            conditions.of(found, "Progressing")["message"],
+            str(event["note"]),
         )
     finally:
         await delete_catalog(kube, broken)

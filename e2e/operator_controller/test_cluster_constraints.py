@@ -44,10 +44,14 @@ async def test_the_cluster_version_decides_what_installs_and_what_waits(
     # Pinned to what the cluster cannot run: refused, saying why and what to do; nothing installed.
     pinned = unique("kube-pinned")
     await extensions.create(pinned, PACKAGE, namespace, account, version="1.0.1", **common)
+    message = f'no bundles found for package "{PACKAGE}" matching version "1.0.1"'
     found = await extensions.wait_condition(
-        pinned, api.TYPE_PROGRESSING, "True", reason=api.REASON_RETRYING, message_contains=why
+        pinned, api.TYPE_PROGRESSING, "True", reason=api.REASON_RETRYING, message_contains=message
     )
-    assert str(resolve.Advice.CLUSTER) in conditions.of(found, api.TYPE_PROGRESSING)["message"]
+    assert conditions.of(found, api.TYPE_PROGRESSING)["message"] == message
+    event = await wait_event(extensions.kube, pinned, type="Warning", reason="Failed", note_contains=why)
+    assert str(event["note"]).startswith(f"{message}; catalogs: ")
+    assert str(event["note"]).endswith(f"; {resolve.Advice.CLUSTER}")
     assert conditions.of(found, api.TYPE_INSTALLED)["status"] == "False"
     await extensions.delete_and_wait_gone(pinned)
 

@@ -34,7 +34,10 @@ async def test_a_stuck_rollout_does_not_stop_the_next_one(
         name, "Progressing", "False", reason="ProgressDeadlineExceeded", timeout=90
     )
     assert stuck["status"]["install"]["bundle"]["version"] == "1.0.0"
-    assert "has not rolled out for 10 minute(s)" in _condition(stuck, "Progressing")["message"]
+    # Upstream's words, naming the bundle version; the revision number goes to the revision's Event.
+    assert _condition(stuck, "Progressing")["message"] == (
+        "Revision has not rolled out for 10 minute(s). Last status: Revision 1.0.1 is rolling out."
+    )
     assert [r["name"] for r in stuck["status"]["activeRevisions"]] == [f"{name}-1", f"{name}-2"]
 
     # While revision 2 is stuck, drop the node selector: revision 3 is created and rolls out at once.

@@ -245,18 +245,24 @@ async def test_non_successor_is_refused_until_self_certified(
         message_contains='error upgrading from currently installed version "1.0.0": '
         'no bundles found for package "test" matching version "1.2.0"',
     )
-    # Other tests' catalogs in the session are counted as not selected; how many depends on them.
+    message = (
+        'error upgrading from currently installed version "1.0.0": '
+        'no bundles found for package "test" matching version "1.2.0"'
+    )
+    assert conditions.of(found, "Progressing")["message"] == message
+    # Why, catalog by catalog, and what to do: in the Event of the change. Other tests' catalogs in
+    # the session are counted as not selected; how many depends on them.
+    event = await wait_event(extensions.kube, name, type="Warning", reason="Failed", note_contains=message)
     assert re.fullmatch(
         re.escape(
-            'error upgrading from currently installed version "1.0.0": '
-            'no bundles found for package "test" matching version "1.2.0"; '
-            f"catalogs: {fixture_catalog.name} (no successor of 1.0.0 in range, highest successor 1.0.1)"
+            f"{message}; catalogs: {fixture_catalog.name} "
+            "(no successor of 1.0.0 in range, highest successor 1.0.1)"
         )
         + r"(; \d+ not selected by spec\.source\.catalog\.selector)?"
         + re.escape(
             "; request a successor version, or set upgradeConstraintPolicy: SelfCertified to skip the graph"
         ),
-        conditions.of(found, "Progressing")["message"],
+        str(event["note"]),
     )
     assert install_bundle(found) == {"name": "test-operator.1.0.0", "version": "1.0.0"}
     assert conditions.of(found, "Installed")["status"] == "True"

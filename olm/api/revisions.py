@@ -17,7 +17,15 @@ from olm.api import conditions as api
 from olm.api import names
 from olm_runtime import conditions, ownerrefs
 
-__all__ = ["BundleRef", "Revision", "RevisionStates", "RollbackRecord", "owner_selector", "states"]
+__all__ = [
+    "BundleRef",
+    "Revision",
+    "RevisionStates",
+    "RollbackRecord",
+    "message_name",
+    "owner_selector",
+    "states",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,6 +144,15 @@ class RevisionStates:
     @property
     def next_number(self) -> int:
         return max((r.number for r in self.all), default=0) + 1
+
+
+def message_name(cos: Mapping[str, Any]) -> str:
+    """What condition messages call a revision ("Revision <this> is rolling out."): its bundle
+    version, as upstream writes it; a revision written by hand has none, and upstream then prints an
+    empty word, so its number stands in."""
+    metadata = cos.get("metadata") or {}
+    version = (metadata.get("annotations") or {}).get(names.BUNDLE_VERSION_LABEL)
+    return str(version) if version else str((cos.get("spec") or {}).get("revision") or "")
 
 
 def owner_selector(extension: str) -> str:

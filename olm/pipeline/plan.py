@@ -120,17 +120,24 @@ class Sources:
 
 
 class Refused(Exception):
-    """A stage refused: `reason` and `message` are the ClusterExtension condition's."""
+    """A stage refused: `reason` and `message` are the ClusterExtension condition's; `detail` is
+    what this implementation adds beside upstream's message (for the Event and `olmctl`)."""
 
-    def __init__(self, reason: str, message: str, *, retry: bool) -> None:
+    def __init__(self, reason: str, message: str, *, retry: bool, detail: str = "") -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
         self.retry = retry
+        self.detail = detail
+
+    @property
+    def explained(self) -> str:
+        """The message with its detail, as the Event and the CLI say it."""
+        return f"{self.message}; {self.detail}" if self.detail else self.message
 
 
 class Unresolved(Refused):
-    """No bundle satisfies the spec (`choose`); the message says, catalog by catalog, why."""
+    """No bundle satisfies the spec (`choose`); the detail says, catalog by catalog, why."""
 
 
 class NoCatalogContent(Refused):
@@ -271,7 +278,8 @@ def _cluster_gate(
 def choose(request: Request, gathered: Gathered, *, cluster: semver.Version | None = None) -> Choice:
     """Stage 2: the bundle to install, as `spec.upgrade` and the cluster's Kubernetes version
     (`cluster`, None when unknown) allow, and what lies beyond the installed bundle; the message of
-    a failure says, catalog by catalog, why nothing was found and what to change."""
+    a failure is upstream's, and its detail says, catalog by catalog, why nothing was found and what
+    to change."""
     source = request.spec.catalog
     assert source is not None  # `gather` refused otherwise
 
@@ -289,7 +297,7 @@ def choose(request: Request, gathered: Gathered, *, cluster: semver.Version | No
     try:
         unrestricted = resolved()
     except ResolutionError as err:
-        raise Unresolved(api.REASON_RETRYING, str(err), retry=True) from None
+        raise Unresolved(api.REASON_RETRYING, str(err), retry=True, detail=err.explanation) from None
     installed = request.installed
     if installed is None:
         return Choice(resolution=unrestricted, updates=None)

@@ -223,7 +223,7 @@ async def plan_install(
     except plan.NoCatalogContent as none:
         raise CommandFailed(_no_content(none.package, none.gathered, failures)) from None
     except plan.Unresolved as unresolved:
-        raise ResolutionFailed(unresolved.message) from None
+        raise ResolutionFailed(unresolved.explained) from None
     except plan.Refused as refused:
         raise CommandFailed(refusal_message(refused, extension, reads, flag=watch_namespace_flag)) from None
 

@@ -16,8 +16,12 @@ condition's reason and message, the only account operator-controller gives of a 
 |                                           |             | (the resolver's own advice), CRD     |
 |                                           |             | upgrade unsafe, configuration, ...   |
 
-A resolution failure's advice is the resolver's (`olm.pipeline.resolve.Advice`), found
-in the message as operator-controller wrote it, so the CLI and the condition say the same thing.
+The condition message of a resolution failure is upstream's sentence alone; operator-controller
+writes the rest (catalog by catalog why nothing was found, and the resolver's `Advice`) into the
+`Failed` Event of the same change, as that message, "; ", then the explanation. `diagnose` takes the
+explanation from the newest such Event, and the next step from its advice, so the CLI and the Event
+say the same thing. Events expire (an hour by default): without one the next step is the generic
+one.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from olm.api import conditions as api
 from olm.api.revisions import Revision
 from olm_runtime import conditions
 
-__all__ = ["Diagnosis", "Health", "diagnose", "one_line"]
+__all__ = ["Diagnosis", "Health", "diagnose", "explanation", "one_line"]
 
 
 class Health(enum.StrEnum):
@@ -50,6 +54,8 @@ class Diagnosis:
     """What has to happen before the extension reaches its spec ("" when it has)."""
     next_step: str = ""
     """One sentence: what to do now ("" when nothing is needed)."""
+    explanation: str = ""
+    """What operator-controller adds to upstream's condition message, read from its Event."""
 
 
 # The next steps, one sentence each; `{...}` are filled from the extension.
@@ -92,7 +98,21 @@ def one_line(message: str, limit: int = _LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _stuck(extension: Mapping[str, Any], reason: str, message: str) -> Diagnosis:
+def explanation(message: str, events: Sequence[Mapping[str, Any]]) -> str:
+    """The explanation the newest `Failed` Event gives beside the condition `message` ("" if none)."""
+    prefix = f"{message}; "
+    said = [
+        text[len(prefix) :]
+        for e in events
+        if e.get("reason") == api.REASON_FAILED
+        and (text := str(e.get("message") or e.get("note") or "")).startswith(prefix)
+    ]
+    return said[-1] if said else ""
+
+
+def _stuck(
+    extension: Mapping[str, Any], reason: str, message: str, events: Sequence[Mapping[str, Any]]
+) -> Diagnosis:
     spec = extension.get("spec") or {}
     fields = {
         "account": (spec.get("serviceAccount") or {}).get("name", ""),
@@ -105,10 +125,14 @@ def _stuck(extension: Mapping[str, Any], reason: str, message: str) -> Diagnosis
     # (`olm.cli.session`) is not needed for it.
     from olm.pipeline import resolve  # noqa: PLC0415
 
-    advice = resolve.advice_in(message)
+    explained = explanation(message, events)
+    advice = resolve.advice_in(explained)
     if advice is not None:
         return Diagnosis(
-            health=Health.STUCK, waiting_for="a bundle that matches spec.source.catalog", next_step=advice
+            health=Health.STUCK,
+            waiting_for="a bundle that matches spec.source.catalog",
+            next_step=advice,
+            explanation=explained,
         )
     if message.startswith('service account "') and "not found in namespace" in message:
         waiting = 'ServiceAccount "{account}" in namespace "{namespace}"'.format(**fields)
@@ -131,8 +155,11 @@ def _stuck(extension: Mapping[str, Any], reason: str, message: str) -> Diagnosis
     return Diagnosis(health=Health.STUCK, waiting_for=one_line(message), next_step=step)
 
 
-def diagnose(extension: Mapping[str, Any], revisions: Sequence[Revision]) -> Diagnosis:
-    """The extension's health, what it waits for and what to do next (see the module doc)."""
+def diagnose(
+    extension: Mapping[str, Any], revisions: Sequence[Revision], events: Sequence[Mapping[str, Any]] = ()
+) -> Diagnosis:
+    """The extension's health, what it waits for and what to do next (see the module doc), from
+    its conditions, its revisions and the Events about it, oldest first."""
     metadata = extension.get("metadata") or {}
     if metadata.get("deletionTimestamp"):
         return Diagnosis(health=Health.PROGRESSING, waiting_for="its content to be removed")
@@ -167,4 +194,4 @@ def diagnose(extension: Mapping[str, Any], revisions: Sequence[Revision]) -> Dia
             waiting_for=f"{latest}, past its progress deadline: {probes or one_line(message)}",
             next_step=PROBES,
         )
-    return _stuck(extension, reason, message)
+    return _stuck(extension, reason, message, events)

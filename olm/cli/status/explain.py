@@ -118,6 +118,7 @@ def status_data(
         "health": str(diagnosis.health),
         "waitingFor": diagnosis.waiting_for,
         "nextStep": diagnosis.next_step,
+        "explanation": diagnosis.explanation,
         "conditions": [
             {k: str(c.get(k) or "") for k in ("type", "status", "reason", "message")}
             for kind in _CONDITIONS_SHOWN
@@ -244,6 +245,7 @@ def status_text(data: Mapping[str, Any], now: datetime.datetime) -> str:
         *_update_fields(data["name"], data["update"]),
         ("Health", data["health"]),
         ("Waiting for", data["waitingFor"]),
+        ("Why", data["explanation"]),
         ("Next step", data["nextStep"]),
         ("Deprecated", "; ".join(one_line(m) for m in data["deprecations"])),
     ]
@@ -308,7 +310,8 @@ async def status(session: Session, args: argparse.Namespace) -> int:
         events = listed_events.items
     except errors.Forbidden as err:
         print(f"warning: Events not shown: {err}", file=session.err)
-    data = status_data(extension, owned, events, diagnose(extension, owned))
+    oldest_first = sorted(events, key=_event_time)
+    data = status_data(extension, owned, events, diagnose(extension, owned, oldest_first))
     if args.output == "table":
         session.out.write(status_text(data, datetime.datetime.now(datetime.UTC)))
     else:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api import conditions as api
+from olm.api import revisions
 from olm.api.kinds import CLUSTER_EXTENSION
 from olm.api.revisions import RevisionStates
 from olm.pipeline import plan
@@ -53,6 +54,15 @@ class Failure:
     reason: str
     """`Retrying`, `Blocked` or `InvalidConfiguration`."""
     message: str
+    """The condition's message: upstream's text where upstream defines one."""
+    detail: str = ""
+    """What this implementation adds to `message` (a resolution failure's catalog-by-catalog
+    account and advice): it goes into the `Failed` Event, never into the condition."""
+
+    @property
+    def explained(self) -> str:
+        """The Event's message: the condition's, then the detail."""
+        return f"{self.message}; {self.detail}" if self.detail else self.message
 
     @property
     def terminal(self) -> bool:
@@ -143,7 +153,11 @@ def _progressing(states: RevisionStates) -> tuple[conditions.Status, str, str]:
         return "True", api.REASON_ROLLING_OUT, "No revision created yet"
     found = _mirror(latest.conditions, api.TYPE_PROGRESSING)
     if found is None:
-        return "True", api.REASON_ROLLING_OUT, f"Revision {latest.number} is rolling out."
+        return (
+            "True",
+            api.REASON_ROLLING_OUT,
+            f"Revision {revisions.message_name(latest.object)} is rolling out.",
+        )
     reason = str(found.get("reason") or "")
     if reason == api.REASON_SUCCEEDED:
         return "True", api.REASON_SUCCEEDED, "Desired state reached"
@@ -329,7 +343,7 @@ def _record_events(
     if failure is not None:
         old = conditions.find(existing, api.TYPE_PROGRESSING)
         if old is None or old.get("message") != truncate(failure.message):
-            recorder.event(extension, events.WARNING, "Failed", failure.message)
+            recorder.event(extension, events.WARNING, api.REASON_FAILED, failure.explained)
     _record_update_events(recorder, extension, existing, report)
 
 

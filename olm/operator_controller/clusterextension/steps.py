@@ -190,14 +190,14 @@ class Pipeline:
             self._kubernetes_version = (now, await plan.kubernetes_version(self.client))
         return self._kubernetes_version[1]
 
-    def _fail(self, state: State, reason: str, message: str, *, retry: bool = True) -> Next:
-        state.failure = Failure(reason=reason, message=message)
+    def _fail(self, state: State, reason: str, message: str, *, retry: bool = True, detail: str = "") -> Next:
+        state.failure = Failure(reason=reason, message=message, detail=detail)
         if retry:
             state.requeue_after = self.options.retry_interval
         return STOP
 
     def _refused(self, state: State, refused: plan.Refused) -> Next:
-        return self._fail(state, refused.reason, refused.message, retry=refused.retry)
+        return self._fail(state, refused.reason, refused.message, retry=refused.retry, detail=refused.detail)
 
     async def check_name(self, state: State) -> Next:
         name = state.extension["metadata"]["name"]
@@ -355,7 +355,8 @@ class Pipeline:
                 return CONTINUE
             choice = plan.choose(request, gathered, cluster=await self._cluster_version())
         except plan.Refused as refused:
-            # A resolution failure says catalog by catalog why nothing was found, and what to change.
+            # A resolution failure's detail says catalog by catalog why nothing was found, and what
+            # to change; the Event carries it beside upstream's condition message.
             return self._refused(state, refused)
         state.updates = choice.updates
         if choice.resolution is None:

@@ -193,14 +193,16 @@ def _observed_generation(obj: Object) -> str | None:
 
 
 def check(obj: Object, probes: Sequence[Probe]) -> list[str]:
-    """What keeps `obj` from being ready: one message per failing assertion (empty: ready)."""
+    """What keeps `obj` from being ready: one message per failing check (empty: ready). A check
+    that several probes make (a built-in one repeated in `spec.progressionProbes`) is one check."""
     selected = [p for p in probes if p.selects(obj)]
     if not selected:
         return []
     stale = _observed_generation(obj)
     if stale is not None:
         return [stale]
-    return [m for p in selected for a in p.assertions if (m := a(obj)) is not None]
+    assertions = dict.fromkeys(a for p in selected for a in p.assertions)  # ordered, without repeats
+    return [m for a in assertions if (m := a(obj)) is not None]
 
 
 def object_label(obj: Object) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import structlog
 
 from olm.api import conditions as api
-from olm.api import names, ownership
+from olm.api import names, ownership, revisions
 from olm.api.extensionspec import RemovalPolicy
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller.clusterobjectset import probes, status, teardown
@@ -273,7 +273,9 @@ class Reconciler:
             interval = self.options.drift_poll_interval
             state.requeue_after = interval
             if outcome.kind is OutcomeKind.SUCCEEDED:
-                outcome = Outcome(OutcomeKind.SUCCEEDED, _polled_message(polled, interval, state.identity))
+                outcome = Outcome(
+                    OutcomeKind.SUCCEEDED, detail=_polled_message(polled, interval, state.identity)
+                )
         state.outcome = outcome
         if outcome.kind is OutcomeKind.RETRYING:
             state.requeue_after = self.options.retry_interval
@@ -396,6 +398,46 @@ class Reconciler:
 
     # status --------------------------------------------------------------------------------------
 
+    def _record_rollout_events(
+        self,
+        state: State,
+        existing: list[dict[str, Any]],
+        updated: list[dict[str, Any]],
+        minutes: int | None,
+    ) -> None:
+        """The Events of a condition change whose message is upstream's, with what ours adds: the
+        kinds whose drift is polled once rolled out, every object failing probes (the condition
+        names the first), and for a passed deadline the revision's number and what it waits for."""
+        assert state.outcome is not None
+        detail = state.outcome.detail
+
+        def said(found: list[dict[str, Any]], kind: str) -> tuple[Any, Any]:
+            condition = conditions.find(found, kind) or {}
+            return condition.get("reason"), condition.get("message")
+
+        progressed = said(updated, api.TYPE_PROGRESSING)
+        if (
+            detail
+            and progressed[0] == api.REASON_SUCCEEDED
+            and progressed != said(existing, api.TYPE_PROGRESSING)
+        ):
+            self.recorder.event(state.cos, events.NORMAL, "DriftPolled", detail)
+        available = said(updated, api.TYPE_AVAILABLE)
+        if (
+            detail
+            and available[0] == api.REASON_PROBE_FAILURE
+            and available != said(existing, api.TYPE_AVAILABLE)
+        ):
+            self.recorder.event(state.cos, events.NORMAL, api.REASON_PROBE_FAILURE, detail)
+        exceeded = api.REASON_PROGRESS_DEADLINE_EXCEEDED
+        before, after = said(existing, api.TYPE_PROGRESSING)[0], said(updated, api.TYPE_PROGRESSING)[0]
+        if after == exceeded and before != exceeded:
+            message = (
+                f"revision {state.me.number} ({state.me.name}) has not rolled out within {minutes} minute(s) "
+                f"of its creation; last status: {detail or state.outcome.message}"
+            )
+            self.recorder.event(state.cos, events.WARNING, exceeded, message)
+
     async def _write_status(self, state: State) -> None:
         if state.outcome is None:
             return
@@ -414,7 +456,7 @@ class Reconciler:
         updated = status.apply_outcome(
             existing,
             state.outcome,
-            revision=state.me.number,
+            name=revisions.message_name(state.cos),
             generation=(state.cos.get("metadata") or {}).get("generation"),
             due=due if state.outcome.kind is not OutcomeKind.ARCHIVED else None,
             minutes=spec.get("progressDeadlineMinutes"),
@@ -437,5 +479,6 @@ class Reconciler:
             c.get("reason") == api.REASON_ARCHIVED for c in existing
         ):
             self.recorder.event(state.cos, events.NORMAL, "Archived", "objects released or deleted")
+        self._record_rollout_events(state, existing, updated, spec.get("progressDeadlineMinutes"))
         with contextlib.suppress(errors.NotFound):
             await self.client.patch_status(CLUSTER_OBJECT_SET, state.me.name, {"status": patch})

@@ -10,8 +10,9 @@ For each phase, in spec order:
    object (concurrently, one field manager, `force` so our fields win) as the revision's identity;
 3. probe the objects as the apply returned them; the next phase starts only if all pass.
 
-The result is an `Outcome`: `Succeeded` when every phase passed, `RollingOut` naming the objects
-that fail probes, `Retrying` with collisions or errors (forbidden writes, unknown kinds).
+The result is an `Outcome`: `Succeeded` when every phase passed, `RollingOut` naming (as upstream
+does) the first object of the phase that fails its probes, with every failing object in its
+detail, `Retrying` with collisions or errors (forbidden writes, unknown kinds).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from olm_runtime import ownerrefs, tracing
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, PatchType, errors
 from olm_runtime.client.client import object_kind
 
-__all__ = ["PhaseFailed", "Rollout", "collision_message", "probe_message"]
+__all__ = ["PhaseFailed", "Rollout", "collision_message", "probe_detail", "probe_message"]
 
 MAX_LISTED = 10
 """Objects named in one status message; the rest are counted."""
@@ -58,7 +59,17 @@ def collision_message(phase: str, lines: Sequence[str]) -> str:
     return f'revision object collisions in phase "{phase}":\n{_listing(lines)}'
 
 
-def probe_message(phase: str, lines: Sequence[str]) -> str:
+def probe_message(obj: Mapping[str, Any], messages: Sequence[str]) -> str:
+    """Available's message while `obj` fails its probes, in upstream's words: `Object`, the kind
+    and apiVersion, `namespace/name` (`/name` for a cluster-scoped object), and each failing check."""
+    name, namespace = _name(obj)
+    return (
+        f"Object {obj.get('kind')}.{obj.get('apiVersion')} {namespace or ''}/{name}: {' and '.join(messages)}"
+    )
+
+
+def probe_detail(phase: str, lines: Sequence[str]) -> str:
+    """The Event's account of a phase that is not ready: every object failing probes."""
     return f'Phase "{phase}" is not ready:\n{_listing(lines)}'
 
 
@@ -121,14 +132,22 @@ class Rollout:
                 with tracing.span(
                     f"clusterobjectset/probe {phase.name}", {"phase": phase.name}
                 ) as probe_span:
+                    # In spec order: upstream names the first failing object of the phase.
                     failing = [
-                        f"{probes.object_label(obj)}: {' and '.join(messages)}"
+                        (obj, messages)
                         for obj in results
                         if isinstance(obj, dict) and (messages := probes.check(obj, checks))
                     ]
                     probe_span.set_attribute("failing", len(failing))
                 if failing:
-                    return Outcome(OutcomeKind.ROLLING_OUT, probe_message(phase.name, failing))
+                    lines = [
+                        f"{probes.object_label(obj)}: {' and '.join(messages)}" for obj, messages in failing
+                    ]
+                    return Outcome(
+                        OutcomeKind.ROLLING_OUT,
+                        probe_message(*failing[0]),
+                        detail=probe_detail(phase.name, lines),
+                    )
                 self.on_phase_done(phase.name)
         return Outcome(OutcomeKind.SUCCEEDED)
 

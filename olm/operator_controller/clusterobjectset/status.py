@@ -25,7 +25,14 @@ from typing import Any
 from olm.api import conditions as api
 from olm_runtime import conditions
 
-__all__ = ["Outcome", "OutcomeKind", "apply_outcome", "deadline", "parse_time", "succeeded_before"]
+__all__ = [
+    "Outcome",
+    "OutcomeKind",
+    "apply_outcome",
+    "deadline",
+    "parse_time",
+    "succeeded_before",
+]
 
 
 class OutcomeKind(enum.Enum):
@@ -42,6 +49,10 @@ class OutcomeKind(enum.Enum):
 class Outcome:
     kind: OutcomeKind
     message: str = ""
+    """The condition's message: upstream's text where upstream defines one."""
+    detail: str = ""
+    """What this implementation adds (every object failing probes and its phase; the kinds whose
+    drift is polled): the Event of the change carries it, never the condition."""
 
 
 _Condition = tuple[conditions.Status, str]
@@ -78,30 +89,30 @@ def deadline(cos: Mapping[str, Any], minute_seconds: float) -> datetime.datetime
     return created + datetime.timedelta(seconds=float(minutes) * minute_seconds)
 
 
-def _messages(kind: OutcomeKind, revision: int, message: str) -> tuple[str, str]:
+def _messages(kind: OutcomeKind, name: str, message: str) -> tuple[str, str]:
     if kind is OutcomeKind.SUCCEEDED:
-        rolled_out = f"Revision {revision} has rolled out." + (f" {message}" if message else "")
-        return rolled_out, "Objects are available and pass all probes."
+        return f"Revision {name} has rolled out.", "Objects are available and pass all probes."
     if kind is OutcomeKind.ROLLING_OUT:
-        return f"Revision {revision} is rolling out.", message
+        return f"Revision {name} is rolling out.", message
     if kind is OutcomeKind.ARCHIVED:
-        return "Revision is archived; its objects were released or deleted.", "Revision is archived."
+        return "revision is archived", "revision is archived"
     if kind is OutcomeKind.REMOVING:
         return message, "Revision is being removed."
-    return message, f"Objects could not be observed: {message}"
+    return message, message
 
 
 def apply_outcome(
     existing: Sequence[Mapping[str, Any]],
     outcome: Outcome,
     *,
-    revision: int,
+    name: str,
     generation: int | None,
     due: datetime.datetime | None,
     minutes: int | None,
     now: datetime.datetime,
 ) -> list[dict[str, Any]]:
-    """The conditions after `outcome`, starting from `existing` (transition times kept)."""
+    """The conditions after `outcome`, starting from `existing` (transition times kept); `name`
+    is what the messages call the revision (`revisions.message_name`)."""
     items = [dict(c) for c in existing]
 
     def put(kind: str, condition: _Condition, message: str) -> None:
@@ -110,12 +121,15 @@ def apply_outcome(
             items, kind, status, reason=reason, message=message, observed_generation=generation, now=now
         )
 
-    progressing_message, available_message = _messages(outcome.kind, revision, outcome.message)
+    progressing_message, available_message = _messages(outcome.kind, name, outcome.message)
     progressing, available = _CONDITIONS[outcome.kind]
     if due is not None and now >= due and outcome.kind in (OutcomeKind.ROLLING_OUT, OutcomeKind.RETRYING):
-        last = outcome.message or progressing_message
+        # The last status is the Progressing message the deadline replaces, as upstream writes it;
+        # the objects failing probes stay in the Available message.
         progressing = ("False", api.REASON_PROGRESS_DEADLINE_EXCEEDED)
-        progressing_message = f"Revision has not rolled out for {minutes} minute(s). Last status: {last}"
+        progressing_message = (
+            f"Revision has not rolled out for {minutes} minute(s). Last status: {progressing_message}"
+        )
     put(api.TYPE_PROGRESSING, progressing, progressing_message)
     put(api.TYPE_AVAILABLE, available, available_message)
     if outcome.kind is OutcomeKind.SUCCEEDED and not conditions.is_true(items, api.TYPE_SUCCEEDED):

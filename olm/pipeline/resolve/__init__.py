@@ -24,13 +24,14 @@ filter `resolve` narrows its candidates with.
 
 Promises: deterministic (catalog order does not matter); the result always satisfies the range
 and channel filters and is a successor of (or equal to) the installed version unless
-`SelfCertified`; error messages start with upstream's wording so users and scripts recognise
-them, then say catalog by catalog why nothing was found and end with one `Advice` (a fixed
-sentence `advice_in` finds again in a condition message):
+`SelfCertified`; an error's message is upstream's, word for word, so users and scripts
+recognise it, and its `explanation` says catalog by catalog why nothing was found and ends with one
+`Advice` (a fixed sentence `advice_in` finds again in the Event that carries it):
 
-    no bundles found for package "x" matching version "9.0.0"; catalogs: a (no version in range,
-    highest 1.2.0), b (package absent), c (not serving); 2 not selected by
-    spec.source.catalog.selector; change spec.source.catalog.version to include an available version
+    str(err):        no bundles found for package "x" matching version "9.0.0"
+    err.explanation: catalogs: a (no version in range, highest 1.2.0), b (package absent),
+                     c (not serving); 2 not selected by spec.source.catalog.selector;
+                     change spec.source.catalog.version to include an available version
 """
 
 from olm.pipeline.resolve._account import Advice, advice_in

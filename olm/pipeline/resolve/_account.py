@@ -1,9 +1,10 @@
 """Why resolution found nothing, catalog by catalog, and the one thing to do next.
 
-A failed resolution keeps upstream's first words (users and scripts grep for them) and appends an
-account: each selected catalog with why it gave nothing (at most `MAX_NAMED`, then a count), how
-many catalogs the selector left out, and one `Advice`. The advice sentences are fixed strings so
-that `olmctl status` can recognise them in a condition message and say the same thing.
+A failed resolution's condition message is upstream's sentence alone; beside it goes an account
+(`ResolutionError.explanation`): each selected catalog with why it gave nothing (at most
+`MAX_NAMED`, then a count), how many catalogs the selector left out, and one `Advice`. The Event
+of the same change carries both; the advice sentences are fixed strings so that `olmctl status`
+can recognise them in that Event and say the same thing.
 """
 
 from __future__ import annotations
@@ -71,5 +72,5 @@ def account(misses: Sequence[Miss], skipped: Sequence[Skipped], not_selected: Se
 
 
 def advice_in(message: str) -> Advice | None:
-    """The advice a resolution message gives, if it is one."""
+    """The advice a resolution explanation (or an Event message holding one) gives, if any."""
     return next((advice for advice in Advice if advice.value in message), None)

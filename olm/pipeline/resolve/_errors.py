@@ -1,4 +1,9 @@
-"""Why resolution found no single bundle; messages follow upstream's wording."""
+"""Why resolution found no single bundle.
+
+`str(err)` is upstream's message, word for word, for the `Progressing` condition (users, docs and
+scripts quote it); `err.explanation` is what this implementation adds (catalog by catalog why
+nothing was found, and one `Advice`), which the Event of the same change and `olmctl status` carry.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,12 @@ __all__ = [
 
 
 class ResolutionError(Exception):
-    """No bundle could be chosen; `str(err)` is the message for the `Progressing` condition."""
+    """No bundle could be chosen; `str(err)` is the message for the `Progressing` condition and
+    `explanation` ("" when there is nothing to add) the account that goes beside it."""
+
+    def __init__(self, message: str, explanation: str = "") -> None:
+        super().__init__(message)
+        self.explanation = explanation
 
 
 class NoBundlesFound(ResolutionError):
@@ -24,8 +34,8 @@ class NoBundlesFound(ResolutionError):
 class AmbiguousCatalogs(ResolutionError):
     """Catalogs of the same (highest) priority each offer a candidate."""
 
-    def __init__(self, message: str, catalogs: Sequence[str]) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, explanation: str, catalogs: Sequence[str]) -> None:
+        super().__init__(message, explanation)
         self.catalogs = tuple(catalogs)
 
 

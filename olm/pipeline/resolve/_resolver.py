@@ -117,7 +117,7 @@ def resolve(
     catalogs: deprecated candidates drop out when a non-deprecated one exists, the highest priority
     wins, and a tie is an `AmbiguousCatalogs` error. `skipped` names the selected catalogs that
     gave no content and `not_selected` the catalogs the selector left out: when nothing is found,
-    the message says, catalog by catalog, why (`_account`). Because successor filtering never
+    the error's explanation says, catalog by catalog, why (`_account`). Because successor filtering never
     depends on which catalogs are present, a missing catalog can make resolution fail but never
     choose a non-successor. `accept` (with something installed) narrows the candidates further to
     the versions it accepts and the installed one: `spec.upgrade`'s policy and approval. `cluster`
@@ -156,14 +156,14 @@ def resolve(
         installed_version=installed.version if installed is not None else None,
     )
     if not candidates:
-        raise NoBundlesFound(f"{message()}; {account(misses, skipped, not_selected)}")
+        raise NoBundlesFound(message(), account(misses, skipped, not_selected))
     if any(not c.deprecated for c in candidates):
         candidates = [c for c in candidates if not c.deprecated]
     candidates.sort(key=lambda c: (-c.catalog.priority, c.catalog.name))
     top = candidates[0].catalog.priority
     tied = [c.catalog.name for c in candidates if c.catalog.priority == top]
     if len(tied) > 1:
-        raise AmbiguousCatalogs(f"{message(found=True, catalogs=tied)}; {Advice.PRIORITY}", tied)
+        raise AmbiguousCatalogs(message(found=True, catalogs=tied), Advice.PRIORITY, tied)
     winner = candidates[0]
     for prop in winner.bundle.properties:
         if prop.type in UNSUPPORTED_DEPENDENCY_PROPERTIES:

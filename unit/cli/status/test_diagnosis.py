@@ -68,8 +68,10 @@ def revision(number: int, *, archived: bool = False) -> Revision:
     )
 
 
-def resolution_message(source: dict[str, Any], installed: str | None = None, **kwargs: Any) -> str:
-    """What operator-controller writes when resolution fails, from the resolver itself."""
+def resolution_error(
+    source: dict[str, Any], installed: str | None = None, **kwargs: Any
+) -> resolve.ResolutionError:
+    """What operator-controller reports when resolution fails, from the resolver itself."""
     catalogs = kwargs.pop("catalogs", [resolve.CatalogContent(name="demo", content=LINEAR)])
     with pytest.raises(resolve.ResolutionError) as caught:
         resolve.resolve(
@@ -78,7 +80,33 @@ def resolution_message(source: dict[str, Any], installed: str | None = None, **k
             catalogs,
             **kwargs,
         )
-    return str(caught.value)
+    return caught.value
+
+
+def failed_event(err: resolve.ResolutionError) -> dict[str, Any]:
+    """The Event operator-controller records beside the condition: its message, then ours."""
+    return {"type": "Warning", "reason": "Failed", "message": f"{err}; {err.explanation}"}
+
+
+def resolution_case(
+    err: resolve.ResolutionError, owned: list[Revision], advice: resolve.Advice, case: str
+) -> Any:
+    """A resolution failure: upstream's sentence on the condition, the advice from the Event."""
+    return pytest.param(
+        extension(("True", "Retrying", str(err))),
+        owned,
+        [{"reason": "Failed", "message": "an older failure; with its own explanation"}, failed_event(err)],
+        Diagnosis(
+            health=Health.STUCK,
+            waiting_for="a bundle that matches spec.source.catalog",
+            next_step=advice,
+            explanation=err.explanation,
+        ),
+        id=case,
+    )
+
+
+OUT_OF_RANGE = resolution_error({"version": "9.0.0"})
 
 
 PREAUTH = permissions.error_message(
@@ -88,7 +116,14 @@ PREAUTH = permissions.error_message(
         )
     ]
 )
-PROBES_FAILING = probe_message("deploy", ["apps/v1 Deployment green/manager: not available"])
+MANAGER = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "manager", "namespace": "green"},
+}
+PROBES_FAILING = probe_message(MANAGER, ['condition "Available" is "False"; expected: "True"'])
+FAILING_TEXT = 'Object Deployment.apps/v1 green/manager: condition "Available" is "False"; expected: "True"'
+
 
 CASES = [
     pytest.param(
@@ -96,11 +131,13 @@ CASES = [
             ("True", "Succeeded", "Desired state reached"), available=("True", "ProbesSucceeded", "ok")
         ),
         [revision(1)],
+        [],
         Diagnosis(health=Health.HEALTHY, waiting_for=""),
         id="healthy",
     ),
     pytest.param(
         extension(None),
+        [],
         [],
         Diagnosis(
             health=Health.PROGRESSING,
@@ -111,6 +148,7 @@ CASES = [
     pytest.param(
         extension(("True", "Succeeded", "Desired state reached"), generation=3, observed=2),
         [revision(1)],
+        [],
         Diagnosis(
             health=Health.PROGRESSING,
             waiting_for="operator-controller to reconcile the current spec (generation 3)",
@@ -120,32 +158,37 @@ CASES = [
     pytest.param(
         extension(("True", "Succeeded", "Desired state reached"), deleting=True),
         [revision(1)],
+        [],
         Diagnosis(health=Health.PROGRESSING, waiting_for="its content to be removed"),
         id="being-deleted",
     ),
     pytest.param(
         extension(
-            ("True", "RollingOut", "Revision 2 is rolling out."),
+            ("True", "RollingOut", "Revision 1.2.0 is rolling out."),
             available=("False", "ProbeFailure", PROBES_FAILING),
         ),
         [revision(1, archived=True), revision(2)],
+        [],
         Diagnosis(
             health=Health.PROGRESSING,
-            waiting_for='green-2 to roll out: Phase "deploy" is not ready: apps/v1 Deployment green/manager: '
-            "not available",
+            waiting_for=f"green-2 to roll out: {FAILING_TEXT}",
         ),
         id="rolling-out",
     ),
     pytest.param(
         extension(
-            ("False", "ProgressDeadlineExceeded", "Revision has not rolled out for 10 minute(s)."),
+            (
+                "False",
+                "ProgressDeadlineExceeded",
+                "Revision has not rolled out for 10 minute(s). Last status: Revision 1.2.0 is rolling out.",
+            ),
             available=("False", "ProbeFailure", PROBES_FAILING),
         ),
         [revision(1)],
+        [],
         Diagnosis(
             health=Health.STUCK,
-            waiting_for='green-1, past its progress deadline: Phase "deploy" is not ready: '
-            "apps/v1 Deployment green/manager: not available",
+            waiting_for=f"green-1, past its progress deadline: {FAILING_TEXT}",
             next_step=diagnosis.PROBES,
         ),
         id="rollout-probe-failing-past-deadline",
@@ -156,16 +199,17 @@ CASES = [
             available=("False", "ProbeFailure", PROBES_FAILING),
         ),
         [revision(1)],
+        [],
         Diagnosis(
             health=Health.STUCK,
-            waiting_for='green-1 to pass its probes: Phase "deploy" is not ready: apps/v1 Deployment '
-            "green/manager: not available",
+            waiting_for=f"green-1 to pass its probes: {FAILING_TEXT}",
             next_step=diagnosis.PROBES,
         ),
         id="installed-probe-failing",
     ),
     pytest.param(
         extension(("True", "Retrying", SA_MISSING)),
+        [],
         [],
         Diagnosis(
             health=Health.STUCK,
@@ -180,6 +224,7 @@ CASES = [
             ("True", "Retrying", f'error for resolved bundle "x.v1.0.0" with version "1.0.0": {PREAUTH}')
         ),
         [],
+        [],
         Diagnosis(
             health=Health.STUCK,
             waiting_for="the ServiceAccount's permissions",
@@ -189,51 +234,35 @@ CASES = [
         ),
         id="preflight-missing-rules",
     ),
-    pytest.param(
-        extension(("True", "Retrying", resolution_message({"version": "9.0.0"}))),
-        [],
-        Diagnosis(
-            health=Health.STUCK,
-            waiting_for="a bundle that matches spec.source.catalog",
-            next_step=resolve.Advice.VERSION,
-        ),
-        id="no-bundle-in-range",
-    ),
-    pytest.param(
-        extension(("True", "Retrying", resolution_message({"version": "1.2.0"}, installed="1.0.0"))),
+    resolution_case(OUT_OF_RANGE, [], resolve.Advice.VERSION, "no-bundle-in-range"),
+    resolution_case(
+        resolution_error({"version": "1.2.0"}, installed="1.0.0"),
         [revision(1)],
-        Diagnosis(
-            health=Health.STUCK,
-            waiting_for="a bundle that matches spec.source.catalog",
-            next_step=resolve.Advice.SUCCESSOR,
-        ),
-        id="not-a-successor",
+        resolve.Advice.SUCCESSOR,
+        "not-a-successor",
+    ),
+    resolution_case(
+        resolution_error({}, catalogs=[], not_selected=["demo"]),
+        [],
+        resolve.Advice.SELECTOR,
+        "selector-matches-no-catalog",
+    ),
+    resolution_case(
+        resolution_error({}, catalogs=[], skipped=[Skipped(name="demo", why=NOT_SERVING)]),
+        [],
+        resolve.Advice.SKIPPED,
+        "catalog-not-serving",
     ),
     pytest.param(
-        extension(("True", "Retrying", resolution_message({}, catalogs=[], not_selected=["demo"]))),
+        extension(("True", "Retrying", str(OUT_OF_RANGE))),
+        [],
         [],
         Diagnosis(
             health=Health.STUCK,
-            waiting_for="a bundle that matches spec.source.catalog",
-            next_step=resolve.Advice.SELECTOR,
+            waiting_for='no bundles found for package "x" matching version "9.0.0"',
+            next_step=diagnosis.RETRYING,
         ),
-        id="selector-matches-no-catalog",
-    ),
-    pytest.param(
-        extension(
-            (
-                "True",
-                "Retrying",
-                resolution_message({}, catalogs=[], skipped=[Skipped(name="demo", why=NOT_SERVING)]),
-            )
-        ),
-        [],
-        Diagnosis(
-            health=Health.STUCK,
-            waiting_for="a bundle that matches spec.source.catalog",
-            next_step=resolve.Advice.SKIPPED,
-        ),
-        id="catalog-not-serving",
+        id="no-bundle-in-range-event-expired",
     ),
     pytest.param(
         extension(
@@ -245,6 +274,7 @@ CASES = [
             )
         ),
         [revision(1)],
+        [],
         Diagnosis(
             health=Health.STUCK, waiting_for="a CRD upgrade that is safe", next_step=diagnosis.CRD_UPGRADE
         ),
@@ -259,6 +289,7 @@ CASES = [
                 'configuration: invalid configuration: required field "watchNamespace" is missing',
             )
         ),
+        [],
         [],
         Diagnosis(
             health=Health.STUCK,
@@ -277,6 +308,7 @@ CASES = [
             )
         ),
         [revision(1)],
+        [],
         Diagnosis(
             health=Health.STUCK, waiting_for="objects owned by someone else", next_step=diagnosis.COLLISION
         ),
@@ -292,11 +324,13 @@ CASES = [
             )
         ),
         [],
+        [],
         Diagnosis(health=Health.STUCK, waiting_for="the bundle image", next_step=diagnosis.PULL),
         id="bundle-image-unpullable",
     ),
     pytest.param(
         extension(("False", "Blocked", "something only a spec change fixes")),
+        [],
         [],
         Diagnosis(
             health=Health.STUCK, waiting_for="something only a spec change fixes", next_step=diagnosis.BLOCKED
@@ -306,6 +340,7 @@ CASES = [
     pytest.param(
         extension(("True", "Retrying", "the API server answered 500")),
         [],
+        [],
         Diagnosis(
             health=Health.STUCK, waiting_for="the API server answered 500", next_step=diagnosis.RETRYING
         ),
@@ -314,9 +349,11 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("obj", "owned", "want"), CASES)
-def test_diagnose(obj: dict[str, Any], owned: list[Revision], want: Diagnosis) -> None:
-    assert diagnosis.diagnose(obj, owned) == want
+@pytest.mark.parametrize(("obj", "owned", "events", "want"), CASES)
+def test_diagnose(
+    obj: dict[str, Any], owned: list[Revision], events: list[dict[str, Any]], want: Diagnosis
+) -> None:
+    assert diagnosis.diagnose(obj, owned, events) == want
 
 
 def test_one_line_joins_list_items_and_cuts() -> None:

@@ -17,6 +17,15 @@ SA_MISSING = (
 )
 
 
+MANAGER = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "manager", "namespace": "green"},
+}
+NOT_AVAILABLE = 'condition "Available" is "False"; expected: "True"'
+FAILING = f"Object Deployment.apps/v1 green/manager: {NOT_AVAILABLE}"
+
+
 def condition(kind: str, status: str, reason: str, message: str) -> dict[str, Any]:
     return {"type": kind, "status": status, "reason": reason, "message": message, "observedGeneration": 2}
 
@@ -37,12 +46,12 @@ EXTENSION: dict[str, Any] = {
             condition(
                 "Installed", "True", "Succeeded", "Installed bundle r/kube-green@sha256:1 successfully"
             ),
-            condition("Progressing", "True", "RollingOut", "Revision 2 is rolling out."),
+            condition("Progressing", "True", "RollingOut", "Revision 0.7.1 is rolling out."),
             condition(
                 "Available",
                 "False",
                 "ProbeFailure",
-                probe_message("deploy", ["apps/v1 Deployment green/manager: 0 of 1 replicas available"]),
+                probe_message(MANAGER, [NOT_AVAILABLE]),
             ),
             condition("Deprecated", "True", "Deprecated", "alpha is frozen"),
             condition("ChannelDeprecated", "True", "Deprecated", "alpha is frozen"),
@@ -83,7 +92,7 @@ REVISIONS = [
         state="Active",
         progressing="RollingOut",
         available="ProbeFailure",
-        probes=probe_message("deploy", ["apps/v1 Deployment green/manager: 0 of 1 replicas available"]),
+        probes=probe_message(MANAGER, [NOT_AVAILABLE]),
     ),
 ]
 
@@ -119,9 +128,9 @@ def test_status_data() -> None:
         "installed": {"bundle": "kube-green.v0.7.0", "version": "0.7.0"},
         "update": None,
         "health": "Progressing",
-        "waitingFor": 'green-2 to roll out: Phase "deploy" is not ready: apps/v1 Deployment green/manager: '
-        "0 of 1 replicas available",
+        "waitingFor": f"green-2 to roll out: {FAILING}",
         "nextStep": "",
+        "explanation": "",
         "deprecations": ["alpha is frozen"],
     }
     assert [c["type"] for c in data["conditions"]] == ["Installed", "Progressing", "Available"]
@@ -133,7 +142,7 @@ def test_status_data() -> None:
         "version": "0.7.1",
         "progressing": "RollingOut",
         "available": "ProbeFailure",
-        "probes": 'Phase "deploy" is not ready: apps/v1 Deployment green/manager: 0 of 1 replicas available',
+        "probes": FAILING,
     }
     # The newest five, oldest first, whichever time field the writer filled.
     assert [e["message"] for e in data["events"]] == [
@@ -155,18 +164,17 @@ Catalogs:    all
 Namespace:   green (ServiceAccount installer)
 Installed:   kube-green.v0.7.0 (0.7.0)
 Health:      Progressing
-Waiting for: green-2 to roll out: Phase "deploy" is not ready: apps/v1 Deployment green/manager: 0 of 1 replicas available
+Waiting for: green-2 to roll out: Object Deployment.apps/v1 green/manager: condition "Available" is "False"; expected: "True"
 Deprecated:  alpha is frozen
 Conditions:
   TYPE          STATUS   REASON         MESSAGE
   Installed     True     Succeeded      Installed bundle r/kube-green@sha256:1 successfully
-  Progressing   True     RollingOut     Revision 2 is rolling out.
-  Available     False    ProbeFailure   Phase "deploy" is not ready:
-                                        - apps/v1 Deployment green/manager: 0 of 1 replicas available
+  Progressing   True     RollingOut     Revision 0.7.1 is rolling out.
+  Available     False    ProbeFailure   Object Deployment.apps/v1 green/manager: condition "Available" is "False"; expected: "True"
 Revisions:
   NAME      STATE    BUNDLE              PROGRESSING   AVAILABLE         PROBES
   green-1   Active   kube-green.v0.7.0   Succeeded     ProbesSucceeded   all ready
-  green-2   Active   kube-green.v0.7.1   RollingOut    ProbeFailure      Phase "deploy" is not ready: apps/v1 Deployment green/manager: 0 of 1 replicas available
+  green-2   Active   kube-green.v0.7.1   RollingOut    ProbeFailure      Object Deployment.apps/v1 green/manager: condition "Available" is "False"; expected: "True"
 Events:
   AGE   TYPE     REASON       MESSAGE
   50m   Normal   Resolved     event 50
@@ -224,6 +232,25 @@ Events:
   none (Events expire after an hour)
 """  # noqa: E501
     )
+
+
+def test_a_resolution_failure_is_explained_by_the_event_beside_upstreams_message() -> None:
+    message = 'no bundles found for package "kube-green" matching version "0.7.x"'
+    why = (
+        "catalogs: demo (no version in range, highest 0.6.0); "
+        "change spec.source.catalog.version to include an available version"
+    )
+    stuck = {
+        **EXTENSION,
+        "status": {"conditions": [condition("Progressing", "True", "Retrying", message)]},
+    }
+    events = [event(2, "Failed", f"{message}; {why}", kind="Warning")]
+    data = explain.status_data(stuck, [], events, diagnose(stuck, [], events))
+    assert data["explanation"] == why
+    lines = explain.status_text(data, NOW).splitlines()
+    assert f"Why:         {why}" in lines
+    assert "Next step:   change spec.source.catalog.version to include an available version" in lines
+    assert f"  Progressing   True     Retrying   {message}" in lines
 
 
 def test_ages_like_kubectl() -> None:

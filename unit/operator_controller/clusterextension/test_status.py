@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from olm.api import conditions as api
@@ -10,6 +11,7 @@ from olm.api.revisions import RevisionStates, RollbackRecord, states
 from olm.operator_controller.clusterextension import status
 from olm.pipeline import plan
 from olm.pipeline.resolve import Deprecation, ResolvedBundle, Update
+from olm_runtime import events
 
 UID = "ext-uid"
 
@@ -103,7 +105,7 @@ def test_a_rolling_out_upgrade_keeps_the_installed_bundle_and_mirrors_the_newer_
             revision(1, progressing=("True", "Succeeded", "done"), succeeded=True),
             revision(
                 2,
-                progressing=("True", "RollingOut", "Revision 2 is rolling out."),
+                progressing=("True", "RollingOut", "Revision 1.1.0 is rolling out."),
                 available=("False", "ProbeFailure", "Object Deployment.apps/v1 ns/op: not available"),
                 version="1.1.0",
             ),
@@ -113,7 +115,7 @@ def test_a_rolling_out_upgrade_keeps_the_installed_bundle_and_mirrors_the_newer_
     report = status.compute([], revs, failure=None, deprecation=Deprecation(), generation=1)
     assert report.install == {"bundle": {"name": "pkg.v1.0.0", "version": "1.0.0"}}
     progressing = find(report, api.TYPE_PROGRESSING)
-    assert (progressing["reason"], progressing["message"]) == ("RollingOut", "Revision 2 is rolling out.")
+    assert (progressing["reason"], progressing["message"]) == ("RollingOut", "Revision 1.1.0 is rolling out.")
     assert find(report, api.TYPE_AVAILABLE)["reason"] == "ProbeFailure"
     assert [r["name"] for r in report.active_revisions] == ["ext-1", "ext-2"]
 
@@ -289,3 +291,53 @@ def test_a_rollback_is_reported_while_its_revision_is_the_newest() -> None:
         previous_update=report.update,
     )
     assert report.update is None
+
+
+class Recorded(events.EventRecorder):
+    """Keeps the Events it is given (no broadcaster: nothing is written)."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, str, str]] = []
+
+    def event(
+        self,
+        obj: Mapping[str, Any],
+        type: events.EventType,
+        reason: str,
+        message: str,
+        *,
+        action: str | None = None,
+        related: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.said.append((type, reason, message))
+
+
+def test_a_failures_detail_goes_to_the_event_and_never_to_the_condition() -> None:
+    failure = status.Failure(
+        reason=api.REASON_RETRYING,
+        message='no bundles found for package "x" matching version "9.0.0"',
+        detail="catalogs: a (no version in range, highest 1.2.0); change spec.source.catalog.version",
+    )
+    extension = {
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterExtension",
+        "metadata": {"name": "e"},
+    }
+    report = status.compute([], RevisionStates(all=()), failure=failure, deprecation=None, generation=1)
+    assert (
+        find(report, api.TYPE_PROGRESSING)["message"]
+        == 'no bundles found for package "x" matching version "9.0.0"'
+    )
+    recorder = Recorded()
+    status._record_events(recorder, extension, [], report, failure)
+    assert recorder.said == [
+        (
+            "Warning",
+            "Failed",
+            'no bundles found for package "x" matching version "9.0.0"; '
+            "catalogs: a (no version in range, highest 1.2.0); change spec.source.catalog.version",
+        )
+    ]
+    # The same failure again: the condition is unchanged, so no new Event.
+    status._record_events(recorder, extension, report.conditions, report, failure)
+    assert len(recorder.said) == 1

@@ -173,3 +173,25 @@ def test_object_labels_name_kind_version_group_and_place() -> None:
         "metadata": {"name": "a.b"},
     }
     assert probes.object_label(crd) == "CustomResourceDefinition.v1.apiextensions.k8s.io a.b"
+
+
+def test_a_check_made_by_a_builtin_and_a_user_probe_fails_once() -> None:
+    pvc = obj("v1", "PersistentVolumeClaim", {"phase": "Pending"})
+    user = probes.from_spec(
+        [
+            {
+                "selector": {
+                    "type": "GroupKind",
+                    "groupKind": {"group": "", "kind": "PersistentVolumeClaim"},
+                },
+                "assertions": [
+                    {"type": "FieldValue", "fieldValue": {"fieldPath": "status.phase", "value": "Bound"}},
+                    {"type": "FieldValue", "fieldValue": {"fieldPath": "spec.volumeName", "value": "pv"}},
+                ],
+            }
+        ]
+    )
+    assert probes.check(pvc, (*probes.BUILTIN, *user)) == [
+        'value at key "status.phase" != "Bound"; expected: "Bound" got: "Pending"',
+        'missing key: "spec.volumeName"',
+    ]

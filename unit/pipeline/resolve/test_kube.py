@@ -101,7 +101,21 @@ def test_nothing_the_cluster_runs_is_a_failure_that_says_why() -> None:
     source = CatalogSource(package_name="x", version=">=1.1.0")
     with pytest.raises(resolve.NoBundlesFound) as failure:
         resolve.resolve(source, None, in_catalog(), cluster=CLUSTER)
-    assert str(failure.value) == (
+    assert str(failure.value) == 'no bundles found for package "x" matching version ">=1.1.0"'
+    assert failure.value.explanation == (
+        'catalogs: c (x 1.2.0 needs Kubernetes ">=1.30.0 <1.35.0"; this cluster is 1.35.4); '
+        f"{resolve.Advice.CLUSTER}"
+    )
+
+
+def test_the_plans_refusal_keeps_upstreams_message_and_carries_the_explanation_beside_it() -> None:
+    spec = extension_spec(catalog=CatalogSource(package_name="x", version=">=1.1.0"))
+    gathered = Gathered(contents=tuple(in_catalog()), skipped=(), not_selected=())
+    with pytest.raises(plan.Unresolved) as refused:
+        plan.choose(plan.Request(extension="e", spec=spec), gathered, cluster=CLUSTER)
+    assert (refused.value.reason, refused.value.retry) == (api.REASON_RETRYING, True)
+    assert refused.value.message == 'no bundles found for package "x" matching version ">=1.1.0"'
+    assert refused.value.explained == (
         'no bundles found for package "x" matching version ">=1.1.0"; catalogs: c (x 1.2.0 needs Kubernetes '
         f'">=1.30.0 <1.35.0"; this cluster is 1.35.4); {resolve.Advice.CLUSTER}'
     )

@@ -77,6 +77,7 @@ class Case:
     want: tuple[str, str] | None = None
     """(bundle name, catalog)"""
     error: str | None = None
+    """Upstream's message, then "; " and our explanation: the `Failed` Event's text."""
     skipped: tuple[Skipped, ...] = field(default=())
     not_selected: tuple[str, ...] = field(default=())
 
@@ -376,7 +377,10 @@ def test_resolve(case: Case) -> None:
     if case.error is not None:
         with pytest.raises(resolve.ResolutionError) as caught:
             _run(case)
-        assert str(caught.value) == case.error
+        # The condition carries upstream's sentence alone; the explanation goes beside it.
+        message, _, explanation = case.error.partition("; ")
+        assert str(caught.value) == message
+        assert caught.value.explanation == explanation
         return
     result = _run(case)
     assert (result.bundle.name, result.bundle.catalog) == case.want
@@ -409,7 +413,7 @@ def test_missing_catalog_never_yields_a_non_successor() -> None:
                 skipped=(Skipped(name="home", why=NOT_SERVING),),
             )
         )
-    assert "home (not serving)" in str(caught.value)
+    assert "home (not serving)" in caught.value.explanation
 
 
 def test_entries_naming_absent_bundles_are_ignored() -> None:
