@@ -21,7 +21,7 @@ import yaml
 
 from e2e.operator_controller.conftest import EVENTS_NAMESPACE, SUITE_SCOPE, ServedCatalog, serve_catalog
 from olm.api import names
-from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
+from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.cli.main import EXIT_OK
 from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
@@ -29,8 +29,9 @@ from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit.catalogs import delete_catalog
 from olm_testkit.certmanager import CertManager
-from olm_testkit.extensions import extension_object
+from olm_testkit.extensions import Extensions, extension_object
 from olm_testkit.images import realdata
 from olm_testkit.images.registry import RegistryClient
 from olm_testkit.names import unique
@@ -66,8 +67,7 @@ async def catalog(
         try:
             yield served
         finally:
-            with contextlib.suppress(errors.NotFound):
-                await kube.delete(CLUSTER_CATALOG, served.name)
+            await delete_catalog(kube, served.name)
 
 
 @contextlib.asynccontextmanager
@@ -111,18 +111,9 @@ async def _revision_identity(kube: Client, name: str) -> list[tuple[str, str]]:
 
 
 async def _delete(kube: Client, name: str) -> None:
-    """Delete the extension and wait until operator-controller has finalized it."""
-    with contextlib.suppress(errors.NotFound):
-        await kube.delete(CLUSTER_EXTENSION, name)
-
-    async def gone() -> bool:
-        try:
-            await kube.get(CLUSTER_EXTENSION, name)
-        except errors.NotFound:
-            return True
-        return False
-
-    await eventually(gone, what=f"{name} removed", timeout=180)
+    """Delete the extension with its CRDs (kube-green's must not meet later suites) and wait until
+    operator-controller has finalized it."""
+    await Extensions(kube=kube).delete_and_wait_gone(name, timeout=180)
 
 
 async def _events(kube: Client, name: str, reason: str) -> list[str]:

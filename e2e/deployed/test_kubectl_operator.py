@@ -26,6 +26,8 @@ from olm_runtime.testing.poll import eventually
 from olm_testkit import kubectl_operator
 from olm_testkit.names import unique
 
+KUBE_GREEN_CRD = "sleepinfos.kube-green.com"
+
 
 @pytest.fixture(scope="module")
 def cli(control_plane: ControlPlane) -> kubectl_operator.KubectlOperator:
@@ -167,6 +169,15 @@ async def test_extension_install_get_update_and_delete(
     extensions.created.remove(name)
     deployments = await deployed.kube.list(kinds.DEPLOYMENT, namespace=namespace)
     assert deployments.items == []
+    # The CLI deletes with the API's default removal policy, Retain: the CRD stays, marked for the
+    # next install of the package. Removed here so that no later test meets it.
+    crd = await deployed.kube.get(kinds.CUSTOM_RESOURCE_DEFINITION, KUBE_GREEN_CRD)
+    assert crd["metadata"]["annotations"][names.RETAINED_PACKAGE_ANNOTATION] == "kube-green"
+    await deployed.kube.delete(kinds.CUSTOM_RESOURCE_DEFINITION, KUBE_GREEN_CRD)
+    await eventually(
+        lambda: _gone(deployed, kinds.CUSTOM_RESOURCE_DEFINITION, KUBE_GREEN_CRD),
+        what=f"{KUBE_GREEN_CRD} gone",
+    )
 
 
 def _names(output: str) -> list[str]:
