@@ -149,8 +149,13 @@ class Reconciler:
         if archived and self._archival_done(cos):
             return controller.Result()  # archived revisions stop reconciling once released
         await (self.archived_steps if archived else self.active_steps).run(state, key=request.name)
-        await self._write_status(state)
-        if not archived and state.outcome is not None and state.outcome.kind is OutcomeKind.SUCCEEDED:
+        written = await self._write_status(state)
+        if (
+            written
+            and not archived
+            and state.outcome is not None
+            and state.outcome.kind is OutcomeKind.SUCCEEDED
+        ):
             # Only after `Succeeded` is written: an owner reading revisions in between must never see
             # the predecessors archived and no successor that succeeded.
             await self.archive_predecessors(state)
@@ -167,9 +172,10 @@ class Reconciler:
 
     async def drop_finalizer(self, state: State) -> Next:
         with contextlib.suppress(errors.NotFound):
-            await finalizers.remove_finalizer(
+            updated = await finalizers.remove_finalizer(
                 self.client, CLUSTER_OBJECT_SET, state.cos, names.TEARDOWN_FINALIZER
             )
+            state.cos["metadata"] = dict(updated["metadata"])  # the status write is guarded by it
         self._release_watches(state.me.name)  # it manages nothing any more
         return CONTINUE
 
@@ -438,9 +444,11 @@ class Reconciler:
             )
             self.recorder.event(state.cos, events.WARNING, exceeded, message)
 
-    async def _write_status(self, state: State) -> None:
+    async def _write_status(self, state: State) -> bool:
+        """Write the outcome's conditions; whether the status now says them (False: the revision
+        changed or went away since it was read)."""
         if state.outcome is None:
-            return
+            return True
         current = state.cos.get("status") or {}
         existing = current.get("conditions") or []
         now = datetime.datetime.now(datetime.UTC)
@@ -468,7 +476,19 @@ class Reconciler:
         if state.observed_phases is not None and state.outcome.kind is not OutcomeKind.BLOCKED:
             patch["observedPhases"] = state.observed_phases
         if not patch:
-            return
+            return True
+        # Guarded by the resourceVersion the conditions were computed from: a reconcile that read a
+        # cache not yet showing this controller's previous write would otherwise write that status
+        # again with new transition times. The write that made it stale brings a fresh reconcile.
+        version = (state.cos.get("metadata") or {}).get("resourceVersion")
+        try:
+            await self.client.patch_status(
+                CLUSTER_OBJECT_SET,
+                state.me.name,
+                {"metadata": {"resourceVersion": version}, "status": patch},
+            )
+        except (errors.NotFound, errors.Conflict):
+            return False
         if not conditions.is_true(existing, api.TYPE_SUCCEEDED) and conditions.is_true(
             updated, api.TYPE_SUCCEEDED
         ):
@@ -480,5 +500,4 @@ class Reconciler:
         ):
             self.recorder.event(state.cos, events.NORMAL, "Archived", "objects released or deleted")
         self._record_rollout_events(state, existing, updated, spec.get("progressDeadlineMinutes"))
-        with contextlib.suppress(errors.NotFound):
-            await self.client.patch_status(CLUSTER_OBJECT_SET, state.me.name, {"status": patch})
+        return True
