@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 import yaml
 
-from e2e.operator_controller.conftest import EVENTS_NAMESPACE, SUITE_SCOPE, ServedCatalog, serve_catalog
+from e2e.operator_controller.conftest import (
+    EVENTS_NAMESPACE,
+    SUITE_SCOPE,
+    ServedCatalog,
+    serve_catalog,
+    wait_installed,
+)
 from olm.api import names
 from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.cli.main import EXIT_OK
@@ -83,22 +89,6 @@ async def _condition(kube: Client, name: str, kind: str) -> dict[str, Any]:
     return conditions.of(await kube.get(CLUSTER_EXTENSION, name), kind)
 
 
-async def _wait_installed(kube: Client, name: str, version: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-
-    async def installed() -> bool:
-        nonlocal found
-        found = dict(await kube.get(CLUSTER_EXTENSION, name))
-        bundle = ((found.get("status") or {}).get("install") or {}).get("bundle") or {}
-        return conditions.of(found, "Installed").get("status") == "True" and bundle.get("version") == version
-
-    try:
-        await eventually(installed, what=f"{name} to have {version} installed", timeout=240)
-    except AssertionError as error:
-        raise AssertionError(f"{error}; last status: {found.get('status')}") from None
-    return found
-
-
 async def _revision_identity(kube: Client, name: str) -> list[tuple[str, str]]:
     listed = await kube.list(CLUSTER_OBJECT_SET, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
     return [
@@ -108,12 +98,6 @@ async def _revision_identity(kube: Client, name: str) -> list[tuple[str, str]]:
         )
         for r in listed.items
     ]
-
-
-async def _delete(kube: Client, name: str) -> None:
-    """Delete the extension with its CRDs (kube-green's must not meet later suites) and wait until
-    operator-controller has finalized it."""
-    await Extensions(kube=kube).delete_and_wait_gone(name, timeout=180)
 
 
 async def _events(kube: Client, name: str, reason: str) -> list[str]:
@@ -174,10 +158,10 @@ async def test_without_a_default_installer_it_is_held_until_it_names_one(
                 await kube.apply(document, field_manager=FIELD_MANAGER, force=True)
             await settle.granted(kube, documents)
             await kube.patch(CLUSTER_EXTENSION, name, {"spec": {"serviceAccount": {"name": "installer"}}})
-            await _wait_installed(kube, name, "0.7.0")
+            await wait_installed(Extensions(kube=kube), name, "0.7.0", timeout=240)
             assert await _revision_identity(kube, name) == [(namespace, "installer")]
         finally:
-            await _delete(kube, name)
+            await Extensions(kube=kube).delete_and_wait_gone(name, timeout=180)
 
 
 async def test_the_default_installer_component_installs_it_as_its_own_account(
@@ -207,13 +191,13 @@ async def test_the_default_installer_component_installs_it_as_its_own_account(
                 )
             )
             try:
-                await _wait_installed(kube, name, "0.7.0")
+                await wait_installed(Extensions(kube=kube), name, "0.7.0", timeout=240)
                 assert await _revision_identity(kube, name) == [
                     (account["metadata"]["namespace"], account["metadata"]["name"])
                 ]
                 assert await _events(kube, name, "ServiceAccountRequired") == []
             finally:
-                await _delete(kube, name)
+                await Extensions(kube=kube).delete_and_wait_gone(name, timeout=180)
     finally:
         for document in reversed(documents):
             with contextlib.suppress(errors.NotFound):

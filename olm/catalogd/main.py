@@ -94,9 +94,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
         webhook_options = WebhookOptions()
         if args.webhook_cert_dir is not None:
             host, port = _split_address(args.webhook_bind_address, "")
-            webhook_options = WebhookOptions(
-                host=host, port=port, cert_dir=args.webhook_cert_dir, tls_profile=args.tls
-            )
+            webhook_options = WebhookOptions(host=host, port=port, cert_dir=args.webhook_cert_dir)
         options = flags.manager_options(
             args, webhook=webhook_options, scoped=(CLUSTER_CATALOG,), scope_selector=seams.scope_selector
         )

@@ -14,6 +14,7 @@ own. `add_common_flags` declares them; `parse` reads them, runs the checks that 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -144,8 +145,8 @@ def manager_options(
     scope_selector: str = "",
 ) -> ManagerOptions:
     """The manager of a process started with the common flags (and `--tls-cert`/`--tls-key`, which
-    both processes define: the metrics server's certificate), as `parse` read them. Every TLS server has
-    `args.tls`; a `webhook` given is expected to carry it already. With `scope_selector` (the
+    both processes define: the metrics server's certificate), as `parse` read them. Every TLS server,
+    a `webhook` given included, serves under `args.tls`. With `scope_selector` (the
     `OLM_TESTING_SCOPE_SELECTOR` seam) the cache holds only the objects of `scoped` kinds that it
     matches, so the process reconciles no other."""
     by_kind = {kind: cache.KindOptions(label_selector=scope_selector) for kind in scoped if scope_selector}
@@ -160,7 +161,7 @@ def manager_options(
         metrics_bind_address=args.metrics_bind_address,
         metrics_secure=secure_metrics(args.tls_cert, args.tls_key, args.tls) if args.metrics_secure else None,
         health_probe_bind_address=args.health_probe_bind_address,
-        webhook=webhook or WebhookOptions(tls_profile=args.tls),
+        webhook=dataclasses.replace(webhook or WebhookOptions(), tls_profile=args.tls),
         cache=cache.CacheOptions(by_kind=by_kind),
     )
 
