@@ -20,24 +20,31 @@ Promises:
   files change. TLS 1.2 or newer; plain-HTTP registries are not supported.
 - Transient trouble (connection errors, timeouts, 408, 429, 5xx) is retried with jittered
   exponential backoff, a bounded number of times; then `TransientError`.
+- Signature policy (`SignaturePolicy`, `ClientOptions.verifier`): a containers-policy.json(5) file
+  decides per registry scope whether an image is accepted (`insecureAcceptAnything`, `reject`, cosign
+  `sigstoreSigned` with public keys); a refused image is not fetched past its manifest
+  (`SignatureRejected`). The file is re-read when it changes; without one, everything is accepted.
 - Each error type is a decision (`NotFound`, `Unauthorized`, `DigestMismatch`, `TooLarge`, ...),
   and messages are deterministic, fit for a status condition.
 
-Not provided: pushing, signature verification, registry mirrors (`registries.conf`), plain HTTP.
+Not provided: pushing, GPG (`signedBy`) and keyless (Fulcio, Rekor) signatures, registry mirrors
+(`registries.conf`), plain HTTP.
 Nothing here imports the catalogd or operator-controller processes: this is a shared leaf.
 """
 
 from olm.oci._auth import Challenge, Credentials, InvalidPullSecret, Keychain, parse_challenges
 from olm.oci._blobcache import BlobCache, BlobWriter
-from olm.oci._client import ClientOptions, PulledImage, RegistryClient
+from olm.oci._client import ClientOptions, PulledImage, RegistryClient, Verifier
 from olm.oci._digest import Digest
 from olm.oci._errors import (
     DigestMismatch,
     InvalidReference,
+    InvalidSignaturePolicy,
     NoMatchingPlatform,
     NotFound,
     ProtocolError,
     RegistryError,
+    SignatureRejected,
     SizeMismatch,
     TLSVerificationFailed,
     TooLarge,
@@ -60,14 +67,17 @@ from olm.oci._manifest import (
     ImageManifest,
 )
 from olm.oci._manifest import parse as parse_manifest
+from olm.oci._policy import Policy, Scope, parse_policy
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics
 from olm.oci._trust import TrustStore, bundle_files, ssl_context
 from olm.oci._unpack import CorruptLayer, EmptySelection, unpack_into, unpacked_path
+from olm.oci._verify import DEFAULT_POLICY_PATH, SignaturePolicy, VerifyStatistics
 
 __all__ = [
     "ACCEPT",
+    "DEFAULT_POLICY_PATH",
     "DOCKER_CONFIG",
     "DOCKER_MANIFEST",
     "DOCKER_MANIFEST_LIST",
@@ -91,15 +101,20 @@ __all__ = [
     "ImageManifest",
     "InvalidPullSecret",
     "InvalidReference",
+    "InvalidSignaturePolicy",
     "Keychain",
     "NoMatchingPlatform",
     "NotFound",
+    "Policy",
     "ProtocolError",
     "PulledImage",
     "Reference",
     "RegistryClient",
     "RegistryError",
     "RetryPolicy",
+    "Scope",
+    "SignaturePolicy",
+    "SignatureRejected",
     "SizeMismatch",
     "Statistics",
     "TLSVerificationFailed",
@@ -109,11 +124,14 @@ __all__ = [
     "Unauthorized",
     "UnsafeContent",
     "UnsupportedMediaType",
+    "Verifier",
+    "VerifyStatistics",
     "apply_layers",
     "bundle_files",
     "open_layer",
     "parse_challenges",
     "parse_manifest",
+    "parse_policy",
     "ssl_context",
     "unpack_into",
     "unpacked_path",

@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
@@ -29,6 +29,13 @@ from olm.oci._transport import Statistics, Transport
 from olm.oci._trust import TrustStore
 
 _CHUNK = 1 << 16
+
+
+class Verifier(Protocol):
+    """Decides whether an image may be pulled, once its digest is known (`SignaturePolicy`)."""
+
+    async def verify(self, client: RegistryClient, reference: Reference, digest: Digest) -> None:
+        """Raise a `RegistryError` to refuse `reference`, whose manifest is `digest`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +66,9 @@ class ClientOptions:
     user_agent: str = "olm-py"
     trace_configs: tuple[aiohttp.TraceConfig, ...] = ()
     """aiohttp request tracing hooks (OpenTelemetry instrumentation, request counting in tests)."""
+    verifier: Verifier | None = None
+    """Checks every image `pull` resolves before its config and layers are fetched (the signature
+    policy); None pulls anything."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,8 +237,11 @@ class RegistryClient:
         return await self._t.call("GET", reference, f"blobs/{descriptor.digest}", what, handle)
 
     async def pull(self, reference: Reference) -> PulledImage:
-        """Resolve, fetch and verify the manifest, config and every layer of an image."""
+        """Resolve, fetch and verify the manifest, config and every layer of an image; with a
+        `verifier`, nothing past the manifest is fetched for an image it refuses."""
         digest, document = await self.manifest(reference)
+        if self.options.verifier is not None:
+            await self.options.verifier.verify(self, reference, digest)
         canonical = reference.with_digest(digest)
         if isinstance(document, ImageIndex):
             chosen = document.choose(self.options.platform)
