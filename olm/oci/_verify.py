@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import structlog
+
 from olm.oci import _sigstore
 from olm.oci._digest import Digest
 from olm.oci._errors import InvalidSignaturePolicy, SignatureRejected
@@ -38,7 +40,6 @@ from olm.oci._policy import (
     parse_policy,
 )
 from olm.oci._reference import Reference
-from olm_runtime import logging
 
 if TYPE_CHECKING:
     from olm.oci._client import RegistryClient
@@ -48,7 +49,7 @@ __all__ = ["DEFAULT_POLICY_PATH", "SignaturePolicy", "VerifyStatistics"]
 DEFAULT_POLICY_PATH = Path("/etc/containers/policy.json")
 
 _Fingerprint = tuple[int, int, int, int] | None
-_log = logging.get_logger("olm.oci.signatures")
+_log = structlog.get_logger("olm.oci.signatures")  # olm.oci is a leaf: no olm_runtime import
 
 
 @dataclass(slots=True)
