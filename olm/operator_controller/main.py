@@ -73,6 +73,14 @@ def parser() -> argparse.ArgumentParser:
         "default: each extension's objects are watched as its ServiceAccount",
     )
     p.add_argument(
+        "--clusterobjectset-identity-policy",
+        default=clusterobjectset.IDENTITY_POLICY,
+        metavar="NAME",
+        help="the ValidatingAdmissionPolicy (and binding) of that name must be in force before a "
+        "revision is applied as the ServiceAccount it names; empty: not checked, only where other "
+        "admission control enforces the same rule (default: %(default)s)",
+    )
+    p.add_argument(
         "--default-service-account",
         type=_installer,
         metavar="NAMESPACE/NAME",
@@ -115,6 +123,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                     clusterobjectset.Options(
                         system_namespace=args.system_namespace,
                         shared_drift_watches=args.shared_drift_watches,
+                        identity_policy=args.clusterobjectset_identity_policy,
                         deadline_minute_seconds=seams.deadline_minute_seconds,
                     ),
                 )

@@ -1,0 +1,206 @@
+"""Who may name the ServiceAccount a revision is applied as: the API server refuses a ClusterObjectSet
+that names an account its requester may not act as (the ValidatingAdmissionPolicy of
+`manifests/operator-controller/clusterobjectset-identity.yaml`, installed by the `olm_crds` fixture
+as by the shipped kustomization), and the controller acts as a named account only while that policy
+is in force.
+
+The requester is a ServiceAccount `author` that may create and patch ClusterObjectSets and nothing
+else; the account it tries to name is bound to cluster-admin. That operator-controller's own
+revisions still pass is shown by every install test, and with operator-controller's shipped RBAC by
+`e2e/operator_controller/test_rbac.py` and the deployed suite."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from e2e.clusterobjectset.conftest import OPTIONS, Revisions, config_map, exists, inline, running
+from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.operator_controller import clusterobjectset
+from olm.operator_controller.clusterobjectset import identity
+from olm_runtime.client import Client, errors, kinds
+from olm_runtime.manager import Manager
+from olm_runtime.testing import settle
+from olm_runtime.testing.poll import eventually
+
+POLICY = clusterobjectset.IDENTITY_POLICY
+AUTHOR = "author"
+
+
+def _rbac(kind: str, name: str, namespace: str | None, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Role (or ClusterRole) with `rules` and its binding to the author."""
+    metadata: dict[str, Any] = {"name": name} | ({"namespace": namespace} if namespace else {})
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": metadata, "rules": rules}
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": f"{kind}Binding",
+        "metadata": metadata,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": AUTHOR, "namespace": namespace or ""}],
+    }
+    return [role, binding]
+
+
+@pytest.fixture
+async def author(admin_client: Client, namespace: str, olm_crds: None) -> AsyncIterator[Client]:
+    """A client of a ServiceAccount that may write ClusterObjectSets, once the authorizer knows it."""
+    await admin_client.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": AUTHOR, "namespace": namespace}}
+    )
+    name = f"{namespace}-cos-author"
+    rules = [
+        {
+            "apiGroups": [CLUSTER_OBJECT_SET.group],
+            "resources": ["clusterobjectsets"],
+            "verbs": ["get", "create", "patch", "update", "delete"],
+        }
+    ]
+    role, binding = _rbac("ClusterRole", name, None, rules)
+    binding["subjects"][0]["namespace"] = namespace
+    for document in (role, binding):
+        await admin_client.apply(document, field_manager="e2e-identity-policy", force=True)
+    subject = settle.service_account(namespace, AUTHOR)
+    await settle.allowed(
+        admin_client, subject, verb="create", resource="clusterobjectsets", group=CLUSTER_OBJECT_SET.group
+    )
+    try:
+        yield admin_client.for_service_account(namespace, AUTHOR)
+    finally:
+        for gvk in (kinds.CLUSTER_ROLE_BINDING, kinds.CLUSTER_ROLE):
+            with contextlib.suppress(errors.NotFound):
+                await admin_client.delete(gvk, name)
+
+
+def _refused_by_the_policy(error: errors.APIError, namespace: str, account: str) -> None:
+    assert isinstance(error, errors.Forbidden), error
+    assert POLICY in error.message, error.message
+    assert f"names ServiceAccount {namespace}/{account}" in error.message, error.message
+    assert f"system:serviceaccount:{namespace}:{AUTHOR} may neither create tokens" in error.message
+
+
+async def test_naming_an_account_the_requester_may_not_use_is_refused_at_creation_and_at_patch(
+    admin_client: Client, author: Client, namespace: str, account: str
+) -> None:
+    as_author = Revisions(author, namespace, account)
+    as_admin = Revisions(admin_client, namespace, account, prefix=as_author.prefix)
+    named = {
+        "metadata": {
+            "annotations": {
+                identity.SERVICE_ACCOUNT_NAME: account,
+                identity.SERVICE_ACCOUNT_NAMESPACE: namespace,
+            }
+        }
+    }
+    try:
+        # The policy is loaded by the API server a moment after it is created (at session start):
+        # wait for its first refusal with dry runs, which are admitted like real requests.
+        refused: list[errors.APIError] = []
+        probe = {
+            "apiVersion": CLUSTER_OBJECT_SET.api_version,
+            "kind": CLUSTER_OBJECT_SET.kind,
+            "metadata": {
+                "name": as_author.name("probe"),
+                "annotations": named["metadata"]["annotations"],
+            },
+            "spec": {
+                "revision": 1,
+                "lifecycleState": "Active",
+                "collisionProtection": "Prevent",
+                "phases": [],
+            },
+        }
+
+        async def refuses() -> bool:
+            try:
+                await author.create(probe, dry_run=True)
+            except errors.Forbidden as e:
+                refused.append(e)
+                return True
+            return False
+
+        await eventually(refuses, what="the identity policy to refuse the author", timeout=30)
+        _refused_by_the_policy(refused[-1], namespace, account)
+
+        with pytest.raises(errors.Forbidden) as created:
+            await as_author.create("named", [("cm", inline(config_map("named", namespace)))])
+        _refused_by_the_policy(created.value, namespace, account)
+        assert not await exists(admin_client, CLUSTER_OBJECT_SET, as_author.name("named"))
+
+        # Naming no account is the author's right (the controller then blocks the revision) ...
+        await as_author.create("anon", [("cm", inline(config_map("anon", namespace)))], service_account=None)
+        # ... but adding the annotations afterwards is the same request as creating it with them.
+        with pytest.raises(errors.Forbidden) as patched:
+            await author.patch(CLUSTER_OBJECT_SET, as_author.name("anon"), named)
+        _refused_by_the_policy(patched.value, namespace, account)
+
+        # On a revision an administrator wrote, the author may change what leaves the account alone,
+        # and may not point it at another account.
+        await as_admin.create("admins", [("cm", inline(config_map("admins", namespace)))])
+        await author.patch(CLUSTER_OBJECT_SET, as_admin.name("admins"), {"metadata": {"labels": {"k": "v"}}})
+        renamed = {"metadata": {"annotations": {identity.SERVICE_ACCOUNT_NAME: "default"}}}
+        with pytest.raises(errors.Forbidden) as repointed:
+            await author.patch(CLUSTER_OBJECT_SET, as_admin.name("admins"), renamed)
+        _refused_by_the_policy(repointed.value, namespace, "default")
+        stored = await admin_client.get(CLUSTER_OBJECT_SET, as_admin.name("admins"))
+        assert stored["metadata"]["annotations"][identity.SERVICE_ACCOUNT_NAME] == account
+        assert stored["metadata"]["labels"]["k"] == "v"
+    finally:
+        await as_author.cleanup()
+        await as_admin.cleanup()
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        pytest.param({"resources": ["serviceaccounts/token"], "verbs": ["create"]}, id="token"),
+        pytest.param({"resources": ["serviceaccounts"], "verbs": ["impersonate"]}, id="impersonate"),
+    ],
+)
+async def test_a_requester_who_may_act_as_the_account_may_name_it(
+    admin_client: Client, author: Client, namespace: str, account: str, rule: dict[str, Any]
+) -> None:
+    grant = {"apiGroups": [""], "resourceNames": [account]} | rule
+    for document in _rbac("Role", "act-as-installer", namespace, [grant]):
+        await admin_client.apply(document, field_manager="e2e-identity-policy", force=True)
+    resource, _, subresource = rule["resources"][0].partition("/")
+    await settle.allowed(
+        admin_client,
+        settle.service_account(namespace, AUTHOR),
+        verb=rule["verbs"][0],
+        resource=resource,
+        subresource=subresource,
+        namespace=namespace,
+        name=account,
+    )
+    as_author = Revisions(author, namespace, account)
+    try:
+        created = await as_author.create("named", [("cm", inline(config_map("named", namespace)))])
+        assert created["metadata"]["annotations"][identity.SERVICE_ACCOUNT_NAME] == account
+        # The grant names one account: another one in the same namespace is still refused.
+        with pytest.raises(errors.Forbidden) as other:
+            await as_author.create(
+                "other", [("cm", inline(config_map("other", namespace)))], service_account="x"
+            )
+        _refused_by_the_policy(other.value, namespace, "x")
+    finally:
+        await as_author.cleanup()
+
+
+async def test_the_controller_acts_as_a_named_account_only_while_the_policy_is_in_force(
+    admin_client: Client, manager: Manager, namespace: str, account: str
+) -> None:
+    revisions = Revisions(admin_client, namespace, account)
+    absent = "olm-no-such-policy"
+    try:
+        async with running(manager, dataclasses.replace(OPTIONS, identity_policy=absent)):
+            await revisions.create("guarded", [("cm", inline(config_map("guarded", namespace)))])
+            blocked = await revisions.wait_for("guarded", "Progressing", "False", "Blocked")
+        assert f"refusing to act as ServiceAccount {namespace}/{account}" in blocked["message"]
+        assert f"ValidatingAdmissionPolicy {absent} or its binding is not installed" in blocked["message"]
+        assert not await exists(admin_client, kinds.CONFIG_MAP, "guarded", namespace)
+    finally:
+        await revisions.cleanup()
