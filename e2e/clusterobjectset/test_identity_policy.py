@@ -22,7 +22,7 @@ from e2e.clusterobjectset.conftest import OPTIONS, Revisions, config_map, exists
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller import clusterobjectset
 from olm.operator_controller.clusterobjectset import identity
-from olm_runtime.client import Client, errors, kinds
+from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.manager import Manager
 from olm_runtime.testing import settle
 from olm_runtime.testing.poll import eventually
@@ -190,17 +190,58 @@ async def test_a_requester_who_may_act_as_the_account_may_name_it(
         await as_author.cleanup()
 
 
+POLICY_KIND = GroupVersionKind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")
+BINDING_KIND = GroupVersionKind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding")
+
+
+NARROWED = {"objectSelector": {"matchLabels": {"x": "y"}}}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param((None, "or its binding is not installed"), id="absent"),
+        pytest.param(({"validationActions": ["Audit"]}, "does not bind"), id="audit-only"),
+        pytest.param(
+            ({"validationActions": ["Deny"], "matchResources": NARROWED}, "to some ClusterObjectSets only"),
+            id="narrowed",
+        ),
+    ],
+)
 async def test_the_controller_acts_as_a_named_account_only_while_the_policy_is_in_force(
-    admin_client: Client, manager: Manager, namespace: str, account: str
+    admin_client: Client,
+    manager: Manager,
+    namespace: str,
+    account: str,
+    case: tuple[dict[str, Any] | None, str],
 ) -> None:
+    """Each case names a policy of its own (the shipped one stays in force for the other tests)."""
+    binding_spec, problem = case
+    name = f"olm-test-{namespace}"
+    if binding_spec is not None:
+        shipped = await admin_client.get(POLICY_KIND, POLICY)
+        await admin_client.create(
+            {"apiVersion": POLICY_KIND.api_version, "kind": POLICY_KIND.kind, "metadata": {"name": name}}
+            | {"spec": shipped["spec"]}
+        )
+        await admin_client.create(
+            {
+                "apiVersion": BINDING_KIND.api_version,
+                "kind": BINDING_KIND.kind,
+                "metadata": {"name": name},
+                "spec": {"policyName": name} | binding_spec,
+            }
+        )
     revisions = Revisions(admin_client, namespace, account)
-    absent = "olm-no-such-policy"
     try:
-        async with running(manager, dataclasses.replace(OPTIONS, identity_policy=absent)):
+        async with running(manager, dataclasses.replace(OPTIONS, identity_policy=name)):
             await revisions.create("guarded", [("cm", inline(config_map("guarded", namespace)))])
             blocked = await revisions.wait_for("guarded", "Progressing", "False", "Blocked")
-        assert f"refusing to act as ServiceAccount {namespace}/{account}" in blocked["message"]
-        assert f"ValidatingAdmissionPolicy {absent} or its binding is not installed" in blocked["message"]
+        assert f"refusing to act as ServiceAccount {namespace}/{account}: " in blocked["message"]
+        assert problem in blocked["message"]
         assert not await exists(admin_client, kinds.CONFIG_MAP, "guarded", namespace)
     finally:
         await revisions.cleanup()
+        for gvk in (BINDING_KIND, POLICY_KIND):
+            with contextlib.suppress(errors.NotFound):
+                await admin_client.delete(gvk, name)
