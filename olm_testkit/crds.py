@@ -13,7 +13,7 @@ from olm_runtime.client import Client
 from olm_runtime.testing import settle
 
 CRD_DIR = Path(__file__).resolve().parents[1] / "manifests" / "crds"
-IDENTITY_POLICY = CRD_DIR.parent / "operator-controller" / "clusterobjectset-identity.yaml"
+IDENTITY_POLICY = CRD_DIR.parent / "operator-controller" / "identity-policies.yaml"
 
 
 async def install(client: Client, *, field_manager: str = "olm-crds", timeout: float = 60.0) -> None:

@@ -1,6 +1,6 @@
 """Who may name the ServiceAccount a revision is applied as: the API server refuses a ClusterObjectSet
 that names an account its requester may not act as (the ValidatingAdmissionPolicy of
-`manifests/operator-controller/clusterobjectset-identity.yaml`, installed by the `olm_crds` fixture
+`manifests/operator-controller/identity-policies.yaml`, installed by the `olm_crds` fixture
 as by the shipped kustomization), and the controller acts as a named account only while that policy
 is in force.
 
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from e2e.clusterobjectset.conftest import OPTIONS, Revisions, config_map, exists, inline, running
-from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm.operator_controller import clusterobjectset
+from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
+from olm.operator_controller import clusterextension, clusterobjectset
 from olm.operator_controller.clusterobjectset import identity
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.manager import Manager
@@ -28,6 +28,7 @@ from olm_runtime.testing import settle
 from olm_runtime.testing.poll import eventually
 
 POLICY = clusterobjectset.IDENTITY_POLICY
+EXTENSION_POLICY = clusterextension.Options.identity_policy
 AUTHOR = "author"
 
 
@@ -55,7 +56,7 @@ async def author(admin_client: Client, namespace: str, olm_crds: None) -> AsyncI
     rules = [
         {
             "apiGroups": [CLUSTER_OBJECT_SET.group],
-            "resources": ["clusterobjectsets"],
+            "resources": ["clusterobjectsets", "clusterextensions"],
             "verbs": ["get", "create", "patch", "update", "delete"],
         }
     ]
@@ -73,6 +74,26 @@ async def author(admin_client: Client, namespace: str, olm_crds: None) -> AsyncI
         for gvk in (kinds.CLUSTER_ROLE_BINDING, kinds.CLUSTER_ROLE):
             with contextlib.suppress(errors.NotFound):
                 await admin_client.delete(gvk, name)
+
+
+async def _first_refusal(author: Client, body: dict[str, Any]) -> errors.Forbidden:
+    """The refusal of a dry-run creation of `body`, once the API server refuses it: a policy is
+    loaded a moment after it is created (at session start), and dry runs are admitted like real
+    requests."""
+    refused: list[errors.Forbidden] = []
+
+    async def refuses() -> bool:
+        try:
+            await author.create(body, dry_run=True)
+        except errors.Forbidden as e:
+            refused.append(e)
+            return True
+        return False
+
+    await eventually(
+        refuses, what=f"the API server to refuse {body['kind']} {body['metadata']['name']}", timeout=30
+    )
+    return refused[-1]
 
 
 def _refused_by_the_policy(error: errors.APIError, namespace: str, account: str) -> None:
@@ -96,16 +117,10 @@ async def test_naming_an_account_the_requester_may_not_use_is_refused_at_creatio
         }
     }
     try:
-        # The policy is loaded by the API server a moment after it is created (at session start):
-        # wait for its first refusal with dry runs, which are admitted like real requests.
-        refused: list[errors.APIError] = []
         probe = {
             "apiVersion": CLUSTER_OBJECT_SET.api_version,
             "kind": CLUSTER_OBJECT_SET.kind,
-            "metadata": {
-                "name": as_author.name("probe"),
-                "annotations": named["metadata"]["annotations"],
-            },
+            "metadata": {"name": as_author.name("probe"), "annotations": named["metadata"]["annotations"]},
             "spec": {
                 "revision": 1,
                 "lifecycleState": "Active",
@@ -113,17 +128,7 @@ async def test_naming_an_account_the_requester_may_not_use_is_refused_at_creatio
                 "phases": [],
             },
         }
-
-        async def refuses() -> bool:
-            try:
-                await author.create(probe, dry_run=True)
-            except errors.Forbidden as e:
-                refused.append(e)
-                return True
-            return False
-
-        await eventually(refuses, what="the identity policy to refuse the author", timeout=30)
-        _refused_by_the_policy(refused[-1], namespace, account)
+        _refused_by_the_policy(await _first_refusal(author, probe), namespace, account)
 
         with pytest.raises(errors.Forbidden) as created:
             await as_author.create("named", [("cm", inline(config_map("named", namespace)))])
@@ -190,6 +195,54 @@ async def test_a_requester_who_may_act_as_the_account_may_name_it(
         await as_author.cleanup()
 
 
+def _extension(name: str, namespace: str, account: str) -> dict[str, Any]:
+    return {
+        "apiVersion": CLUSTER_EXTENSION.api_version,
+        "kind": CLUSTER_EXTENSION.kind,
+        "metadata": {"name": name},
+        "spec": {
+            "namespace": namespace,
+            "serviceAccount": {"name": account},
+            "source": {"sourceType": "Catalog", "catalog": {"packageName": "no-such-package"}},
+        },
+    }
+
+
+async def test_a_cluster_extension_naming_an_account_the_requester_may_not_use_is_refused(
+    admin_client: Client, author: Client, namespace: str, account: str
+) -> None:
+    """The same rule one level up: the ServiceAccount an extension is installed as."""
+    name = f"{namespace}-ext"
+    await _first_refusal(author, _extension(name, namespace, account))
+    with pytest.raises(errors.Forbidden) as refused:
+        await author.create(_extension(name, namespace, account))
+    assert EXTENSION_POLICY in refused.value.message, refused.value.message
+    assert f"ClusterExtension {name} names ServiceAccount {namespace}/{account} to install as" in (
+        refused.value.message
+    )
+    assert not await exists(admin_client, CLUSTER_EXTENSION, name)
+    # Naming none is allowed (the extension is then held, or installed as the default installer an
+    # administrator configured), and a dry run admits like a real request without storing anything.
+    anonymous = _extension(name, namespace, account)
+    del anonymous["spec"]["serviceAccount"]
+    await author.create(anonymous, dry_run=True)
+
+    grant = {"apiGroups": [""], "resources": ["serviceaccounts/token"], "resourceNames": [account]}
+    for document in _rbac("Role", "act-as-installer", namespace, [grant | {"verbs": ["create"]}]):
+        await admin_client.apply(document, field_manager="e2e-identity-policy", force=True)
+    await settle.allowed(
+        admin_client,
+        settle.service_account(namespace, AUTHOR),
+        verb="create",
+        resource="serviceaccounts",
+        subresource="token",
+        namespace=namespace,
+        name=account,
+    )
+    admitted = await author.create(_extension(name, namespace, account), dry_run=True)
+    assert admitted["spec"]["serviceAccount"]["name"] == account
+
+
 POLICY_KIND = GroupVersionKind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")
 BINDING_KIND = GroupVersionKind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding")
 
@@ -203,7 +256,7 @@ NARROWED = {"objectSelector": {"matchLabels": {"x": "y"}}}
         pytest.param((None, "or its binding is not installed"), id="absent"),
         pytest.param(({"validationActions": ["Audit"]}, "does not bind"), id="audit-only"),
         pytest.param(
-            ({"validationActions": ["Deny"], "matchResources": NARROWED}, "to some ClusterObjectSets only"),
+            ({"validationActions": ["Deny"], "matchResources": NARROWED}, "to some objects only"),
             id="narrowed",
         ),
     ],

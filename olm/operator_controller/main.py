@@ -81,6 +81,14 @@ def parser() -> argparse.ArgumentParser:
         "admission control enforces the same rule (default: %(default)s)",
     )
     p.add_argument(
+        "--clusterextension-identity-policy",
+        default=clusterextension.Options.identity_policy,
+        metavar="NAME",
+        help="the ValidatingAdmissionPolicy (and binding) of that name must be in force before an "
+        "extension is installed as the spec.serviceAccount it names; empty: not checked (default: "
+        "%(default)s)",
+    )
+    p.add_argument(
         "--default-service-account",
         type=_installer,
         metavar="NAMESPACE/NAME",
@@ -135,6 +143,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                         system_namespace=args.system_namespace,
                         cache_dir=cache_dir,
                         default_installer=args.default_service_account,
+                        identity_policy=args.clusterextension_identity_policy,
                         crash_after_secrets=seams.crash_after_secrets,
                         poll_minute_seconds=seams.poll_minute_seconds,
                         bundle_webhooks=args.features["WebhookProviderCertManager"],

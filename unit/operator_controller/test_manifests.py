@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from olm.operator_controller import main
+from olm.operator_controller import clusterextension, main
 from olm.operator_controller.clusterobjectset import IDENTITY_POLICY
+
+EXTENSION_POLICY = clusterextension.Options.identity_policy
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
 OPERATOR_CONTROLLER = MANIFESTS / "operator-controller"
@@ -119,17 +121,18 @@ def test_what_the_process_reads_cluster_wide() -> None:
     }
 
 
-def test_the_identity_policy_is_read_by_its_name_only() -> None:
-    """The process checks that the shipped admission policy is in force; it may read no other."""
+def test_the_identity_policies_are_read_by_their_names_only() -> None:
+    """The process checks that the shipped admission policies are in force; it may read no other."""
     (role,) = _of_kind("ClusterRole")
     (rule,) = [r for r in role["rules"] if "admissionregistration.k8s.io" in r["apiGroups"]]
     assert rule["verbs"] == ["get"]
-    assert rule["resourceNames"] == [IDENTITY_POLICY]
+    assert rule["resourceNames"] == [EXTENSION_POLICY, IDENTITY_POLICY]
     documents = _documents(OPERATOR_CONTROLLER)
     policies = [d for d in documents if d["kind"].startswith("ValidatingAdmissionPolicy")]
     assert {(d["kind"], d["metadata"]["name"]) for d in policies} == {
-        ("ValidatingAdmissionPolicy", IDENTITY_POLICY),
-        ("ValidatingAdmissionPolicyBinding", IDENTITY_POLICY),
+        (kind, name)
+        for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+        for name in (EXTENSION_POLICY, IDENTITY_POLICY)
     }
 
 

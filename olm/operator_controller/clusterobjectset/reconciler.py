@@ -27,10 +27,10 @@ from olm.api import conditions as api
 from olm.api import names, ownership, revisions
 from olm.api.extensionspec import RemovalPolicy
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.operator_controller.applier.identity_policy import IdentityPolicy
 from olm.operator_controller.clusterobjectset import probes, status, teardown
 from olm.operator_controller.clusterobjectset.identity import (
     Identity,
-    IdentityPolicy,
     MissingIdentity,
     identity_for,
     named_account,
@@ -201,8 +201,9 @@ class Reconciler:
                 OutcomeKind.BLOCKED,
                 f"refusing to act as ServiceAccount {namespace}/{name}: {problem}; it keeps requesters "
                 "from naming a ServiceAccount they may not use themselves (apply "
-                "manifests/operator-controller/clusterobjectset-identity.yaml)",
+                "manifests/operator-controller/identity-policies.yaml)",
             )
+            state.requeue_after = self.options.retry_interval
             return STOP
         try:
             state.identity = identity_for(
