@@ -27,6 +27,7 @@ from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET, OPERATOR_CONDITIO
 from olm.api.revisions import BundleRef, Revision, RevisionStates, RollbackRecord
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
+from olm.operator_controller.applier.identity_policy import IdentityPolicy
 from olm.operator_controller.clusterextension.memo import Rendered, render_key
 from olm.operator_controller.clusterextension.options import Installer
 from olm.operator_controller.clusterextension.state import Context, State
@@ -183,6 +184,11 @@ class Pipeline:
             certificates=CertManagerProvider() if context.options.bundle_webhooks else None,
         )
         self._kubernetes_version: tuple[float, semver.Version | None] | None = None
+        self._identity_policy = (
+            IdentityPolicy(context.client, context.options.identity_policy)
+            if context.options.identity_policy
+            else None
+        )
 
     async def _cluster_version(self) -> semver.Version | None:
         now = time.monotonic()
@@ -245,6 +251,15 @@ class Pipeline:
         API server before the reconcile fails."""
         if state.spec.service_account is not None:
             state.installer = Installer(state.spec.namespace, state.spec.service_account)
+            if self._identity_policy and (problem := await self._identity_policy.problem()):
+                return self._fail(
+                    state,
+                    api.REASON_BLOCKED,
+                    f"refusing to install as ServiceAccount {state.installer.namespace}/"
+                    f"{state.installer.name}: {problem}; it keeps requesters from naming a ServiceAccount "
+                    "they may not use themselves "
+                    "(apply manifests/operator-controller/identity-policies.yaml)",
+                )
         elif self.options.default_installer is not None:
             state.installer = self.options.default_installer
         else:
