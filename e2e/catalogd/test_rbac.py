@@ -56,7 +56,7 @@ _LEADING = re.compile(r"^leader_election_master_status\{[^}]*\} 1\.0$", re.MULTI
 NOT_EXERCISED = {
     ("list", "clustercatalogs"): (
         "the informer's paged list: it starts with a streaming list (a watch with sendInitialEvents), "
-        "and lists only on an API server that refuses those (WatchList off)"
+        "and lists only when the API server refuses those (WatchList off) or one fails"
     ),
     ("list", "secrets"): "the pull Secret informer's paged list, for the same reason",
 }
@@ -253,9 +253,3 @@ async def test_every_request_is_covered_and_every_rule_is_used(
         if (g.verb, g.resource) not in NOT_EXERCISED and not any(audit.covers(g, r) for r in requests)
     ]
     assert unused == [], "\n".join(unused)
-    exercised = [
-        key
-        for key in NOT_EXERCISED
-        if any(audit.covers(g, r) for g in grants for r in requests if (g.verb, g.resource) == key)
-    ]
-    assert exercised == [], f"used after all, no longer an exception: {exercised}"
