@@ -24,7 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Grant", "Request", "covers", "credential_id", "discovery", "grants", "read", "summary"]
+__all__ = [
+    "Grant",
+    "Request",
+    "bound_roles",
+    "covers",
+    "credential_id",
+    "discovery",
+    "granted_by_default",
+    "grants",
+    "read",
+    "summary",
+]
 
 _CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 _DECISION = "authorization.k8s.io/decision"
@@ -122,6 +133,19 @@ def read(log: Path, offset: int, *, username: str, credential: str) -> list[Requ
     return list(requests.values())
 
 
+def bound_roles(documents: Iterable[Mapping[str, Any]], namespace: str, name: str) -> list[Mapping[str, Any]]:
+    """The Roles and ClusterRoles among `documents` that their bindings grant ServiceAccount
+    `namespace/name`."""
+    documents = list(documents)
+    subject = {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+    bound = {
+        (b["roleRef"]["kind"], b["roleRef"]["name"])
+        for b in documents
+        if b["kind"] in ("ClusterRoleBinding", "RoleBinding") and subject in b["subjects"]
+    }
+    return [r for r in documents if (r["kind"], r["metadata"]["name"]) in bound]
+
+
 def grants(roles: Iterable[Mapping[str, Any]]) -> list[Grant]:
     """Every verb on every resource (and resource name) that the resource rules of `roles` grant."""
     expanded: list[Grant] = []
@@ -157,6 +181,20 @@ def discovery(request: Request) -> bool:
         not request.resource
         and request.verb == "get"
         and any(request.path == root or request.path.startswith(f"{root}/") for root in _DISCOVERY_ROOTS)
+    )
+
+
+_SELF_REVIEWS = frozenset({"selfsubjectaccessreviews", "selfsubjectrulesreviews"})
+
+
+def granted_by_default(request: Request) -> bool:
+    """A request every authenticated user may make through Kubernetes' default roles, so no role of
+    ours grants it: discovery and the version (`system:discovery`, `system:public-info-viewer`), and
+    asking what oneself may do (`system:basic-user`)."""
+    return discovery(request) or (
+        request.verb == "create"
+        and request.group == "authorization.k8s.io"
+        and request.resource in _SELF_REVIEWS
     )
 
 

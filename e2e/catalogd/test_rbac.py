@@ -67,17 +67,6 @@ def _shipped_rbac() -> list[dict[str, Any]]:
     return [d for d in kustomize.build(MANIFESTS) if d["kind"] in RBAC_KINDS]
 
 
-def _bound_roles(rbac: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The roles the manifests bind to catalogd's ServiceAccount (not the scrapers' reader role)."""
-    subject = {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": names.DEFAULT_SYSTEM_NAMESPACE}
-    bound = {
-        (b["roleRef"]["kind"], b["roleRef"]["name"])
-        for b in rbac
-        if b["kind"] in ("ClusterRoleBinding", "RoleBinding") and subject in b["subjects"]
-    }
-    return [r for r in rbac if (r["kind"], r["metadata"]["name"]) in bound]
-
-
 @pytest.fixture
 async def service_account_kubeconfig(kube: Client, control_plane: ControlPlane, tmp_path: Path) -> Path:
     """The shipped ServiceAccount and RBAC applied, in effect; a kubeconfig with a token of it."""
@@ -234,7 +223,7 @@ async def test_every_request_is_covered_and_every_rule_is_used(
     requests = await asyncio.to_thread(
         audit.read, control_plane.audit_log, audit_from, username=USERNAME, credential=credential
     )
-    grants = audit.grants(_bound_roles(_shipped_rbac()))
+    grants = audit.grants(audit.bound_roles(_shipped_rbac(), names.DEFAULT_SYSTEM_NAMESPACE, SERVICE_ACCOUNT))
     print(f"lifecycle: {time.monotonic() - started:.1f}s, {len(requests)} requests")
     for line, count in audit.summary(requests).items():
         print(f"  {count:5d}  {line}")
@@ -244,7 +233,7 @@ async def test_every_request_is_covered_and_every_rule_is_used(
     uncovered = [
         r.describe()
         for r in requests
-        if not audit.discovery(r) and not any(audit.covers(g, r) for g in grants)
+        if not audit.granted_by_default(r) and not any(audit.covers(g, r) for g in grants)
     ]
     assert uncovered == [], "\n".join(uncovered)
     unused = [

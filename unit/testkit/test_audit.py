@@ -169,3 +169,32 @@ def test_summary_counts_requests_by_verb_and_resource() -> None:
         _request(verb="get", path="/version"),
     ]
     assert audit.summary(requests) == {"get <discovery>": 1, "watch secrets.core": 2}
+
+
+@pytest.mark.parametrize(
+    ("verb", "group", "resource", "path", "expected"),
+    [
+        ("get", "", "", "/apis", True),
+        (
+            "create",
+            "authorization.k8s.io",
+            "selfsubjectaccessreviews",
+            "/apis/authorization.k8s.io/v1/x",
+            True,
+        ),
+        (
+            "create",
+            "authorization.k8s.io",
+            "selfsubjectrulesreviews",
+            "/apis/authorization.k8s.io/v1/x",
+            True,
+        ),
+        ("create", "authorization.k8s.io", "subjectaccessreviews", "/apis/authorization.k8s.io/v1/x", False),
+        ("get", "", "secrets", "/api/v1/namespaces/x/secrets/y", False),
+    ],
+)
+def test_granted_by_default_is_discovery_and_self_reviews(
+    verb: str, group: str, resource: str, path: str, expected: bool
+) -> None:
+    request = _request(verb=verb, path=path, group=group, resource=resource)
+    assert audit.granted_by_default(request) is expected
