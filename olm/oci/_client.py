@@ -31,8 +31,8 @@ from olm.oci._trust import TrustStore
 
 _CHUNK = 1 << 16
 T = TypeVar("T")
-_Found = tuple[Reference, Digest, ImageManifest | ImageIndex]
-"""A manifest, its digest, and the reference of the source that served it."""
+_Found = tuple[Reference | None, Digest, ImageManifest | ImageIndex]
+"""A manifest, its digest, and the reference of the source that served it (None: the cache)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,12 +179,15 @@ class RegistryClient:
         _, digest, document = await self._manifest(reference)
         return digest, document
 
-    async def _manifest(self, reference: Reference) -> _Found:
-        """`manifest`, and the reference of the source that served it (a cached digest needs none)."""
+    async def _manifest(self, reference: Reference, source: Reference | None = None) -> _Found:
+        """`manifest` from the cache, else from `source` when given, else from the first source of
+        `reference` that has it; and the reference of the source that served it."""
         if reference.digest is not None:
             data = self.cache.read(reference.digest, max_size=self.options.max_manifest_bytes)
             if data is not None:
-                return reference, reference.digest, _manifest.parse(data, None)
+                return None, reference.digest, _manifest.parse(data, None)
+        if source is not None:
+            return await self._manifest_at(source)
         return await self._from_sources(reference, "fetching manifest", self._manifest_at)
 
     async def _manifest_at(self, reference: Reference) -> _Found:
@@ -266,15 +269,31 @@ class RegistryClient:
         canonical = reference.with_digest(digest)
         if isinstance(document, ImageIndex):
             chosen = document.choose(self.options.platform)
-            _, _, document = await self._manifest_at(source.with_digest(chosen.digest))
+            at = source.with_digest(chosen.digest) if source is not None else None
+            found, _, document = await self._manifest(reference.with_digest(chosen.digest), at)
+            source = source or found
             if isinstance(document, ImageIndex):
                 raise ProtocolError(f"the image index of {canonical} points at another index")
-        config_path = await self.blob(source, document.config)
+
+        async def fetch(descriptor: Descriptor) -> Path:
+            """From the source of the manifest; when it was cached, the first source that has the
+            blob becomes the source of the rest."""
+            nonlocal source
+            if source is not None or self.cache.get(descriptor.digest, descriptor.size) is not None:
+                return await self.blob(source or canonical, descriptor)
+
+            async def attempt(at: Reference) -> tuple[Reference, Path]:
+                return at, await self.blob(at, descriptor)
+
+            source, path = await self._from_sources(canonical, "fetching blob", attempt)
+            return path
+
+        config_path = await fetch(document.config)
         try:
             config = orjson.loads(config_path.read_bytes())
         except orjson.JSONDecodeError:
             raise ProtocolError(f"the config of {canonical} is not valid JSON") from None
         if not isinstance(config, dict):
             raise ProtocolError(f"the config of {canonical} is not a JSON object")
-        layers = [(layer, await self.blob(source, layer)) for layer in document.layers]
+        layers = [(layer, await fetch(layer)) for layer in document.layers]
         return PulledImage(reference=canonical, manifest=document, config=config, layers=tuple(layers))

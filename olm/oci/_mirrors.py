@@ -104,7 +104,6 @@ class Source:
 
     reference: Reference
     """The image's reference rewritten for this source."""
-    mirror: bool
     blocked_by: str | None = None
     """The prefix of the blocked entry that refuses this source, if any."""
 
@@ -128,19 +127,18 @@ class Config:
         """Where to pull `reference` from, in order: the allowed mirrors, then the primary location."""
         registry = self.find(reference.name)
         if registry is None:
-            return (Source(reference, mirror=False),)
+            return (Source(reference),)
         digested = reference.digest is not None
         if registry.mirror_by_digest_only:
             mirrors = registry.mirrors if digested else ()
         else:
             mirrors = tuple(m for m in registry.mirrors if m.pull_from_mirror.admits(digested))
-        locations = [(m.location, True) for m in mirrors] + [(registry.location, False)]
         result = []
-        for location, mirror in locations:
+        for location in [*(m.location for m in mirrors), registry.location]:
             rewritten = self._rewrite(reference, registry, location)
             blocking = self.find(rewritten.name)
             blocked_by = blocking.prefix if blocking is not None and blocking.blocked else None
-            result.append(Source(rewritten, mirror=mirror, blocked_by=blocked_by))
+            result.append(Source(rewritten, blocked_by=blocked_by))
         return tuple(result)
 
     def _rewrite(self, reference: Reference, registry: Registry, location: str) -> Reference:
@@ -171,11 +169,13 @@ def parse(data: str, origin: str = str(DEFAULT_PATH)) -> Config:
     entries = document.get("registry", [])
     if not isinstance(entries, list):
         raise InvalidRegistriesConf(f"{origin}: 'registry' must be an array of tables ([[registry]])")
+    parsed = [
+        _registry(entry, f"{origin}: [[registry]] #{number}") for number, entry in enumerate(entries, 1)
+    ]
+    _check_conflicts(parsed, origin)
     registries: dict[str, Registry] = {}
-    for index, entry in enumerate(entries):
-        registry = _registry(entry, f"{origin}: [[registry]] #{index + 1}")
+    for registry in parsed:
         registries.setdefault(registry.prefix, registry)  # a repeated prefix: the first one wins
-    _check_conflicts(list(registries.values()), origin)
     return Config(tuple(sorted(registries.values(), key=lambda r: r.prefix)), origin)
 
 

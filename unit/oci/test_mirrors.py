@@ -14,13 +14,14 @@ from olm_testkit.kubeletvolume import project
 DIGEST = "sha256:" + "a" * 64
 
 
-def _sources(conf: str, image: str) -> list[tuple[str, bool, str | None]]:
+def _sources(conf: str, image: str) -> list[tuple[str, str | None]]:
+    """Each source's reference and the prefix of the entry that blocks it."""
     found = oci.parse_registries_conf(conf).sources(oci.Reference.parse(image))
-    return [(str(s.reference), s.mirror, s.blocked_by) for s in found]
+    return [(str(s.reference), s.blocked_by) for s in found]
 
 
 def test_no_entry_means_the_image_itself() -> None:
-    assert _sources("", "example.test/a/b:1") == [("example.test/a/b:1", False, None)]
+    assert _sources("", "example.test/a/b:1") == [("example.test/a/b:1", None)]
 
 
 def test_mirrors_are_tried_in_order_then_the_primary() -> None:
@@ -33,9 +34,9 @@ location = "m1.example:5000/cache"
 location = "m2.example"
 """
     assert _sources(conf, f"mirrored.example:5000/ns/img@{DIGEST}") == [
-        (f"m1.example:5000/cache/ns/img@{DIGEST}", True, None),
-        (f"m2.example/ns/img@{DIGEST}", True, None),
-        (f"mirrored.example:5000/ns/img@{DIGEST}", False, None),
+        (f"m1.example:5000/cache/ns/img@{DIGEST}", None),
+        (f"m2.example/ns/img@{DIGEST}", None),
+        (f"mirrored.example:5000/ns/img@{DIGEST}", None),
     ]
 
 
@@ -45,9 +46,9 @@ def test_prefix_rewrites_to_a_location_with_a_path() -> None:
 prefix = "example.test/foo"
 location = "internal.example/bar/baz"
 """
-    assert _sources(conf, "example.test/foo/img:v1") == [("internal.example/bar/baz/img:v1", False, None)]
+    assert _sources(conf, "example.test/foo/img:v1") == [("internal.example/bar/baz/img:v1", None)]
     # A prefix matches whole path components only.
-    assert _sources(conf, "example.test/foobar/img:v1") == [("example.test/foobar/img:v1", False, None)]
+    assert _sources(conf, "example.test/foobar/img:v1") == [("example.test/foobar/img:v1", None)]
 
 
 def test_the_longest_prefix_wins() -> None:
@@ -59,8 +60,8 @@ location = "short.example"
 prefix = "example.test/team"
 location = "long.example/t"
 """
-    assert _sources(conf, "example.test/team/img:1") == [("long.example/t/img:1", False, None)]
-    assert _sources(conf, "example.test/other/img:1") == [("short.example/other/img:1", False, None)]
+    assert _sources(conf, "example.test/team/img:1") == [("long.example/t/img:1", None)]
+    assert _sources(conf, "example.test/other/img:1") == [("short.example/other/img:1", None)]
 
 
 def test_a_repeated_prefix_keeps_the_first_entry() -> None:
@@ -72,7 +73,7 @@ location = "first.example"
 prefix = "example.test"
 location = "second.example"
 """
-    assert _sources(conf, "example.test/img:1") == [("first.example/img:1", False, None)]
+    assert _sources(conf, "example.test/img:1") == [("first.example/img:1", None)]
 
 
 @pytest.mark.parametrize(
@@ -102,8 +103,8 @@ prefix = "*.example.test"
 location = "mirror.example/all"
 """
     assert _sources(conf, "a.example.test/img:1") == [
-        ("mirror.example/all/img:1", True, None),
-        ("a.example.test/img:1", False, None),
+        ("mirror.example/all/img:1", None),
+        ("a.example.test/img:1", None),
     ]
 
 
@@ -167,11 +168,11 @@ prefix = "other.example"
 location = "m.example/other"
 """
     assert _sources(conf, f"src.example/img@{DIGEST}") == [
-        (f"m.example/img@{DIGEST}", True, "m.example"),
-        (f"src.example/img@{DIGEST}", False, "src.example"),
+        (f"m.example/img@{DIGEST}", "m.example"),
+        (f"src.example/img@{DIGEST}", "src.example"),
     ]
     # Rewritten into a blocked location: blocked too, as containers/image checks the host contacted.
-    assert _sources(conf, "other.example/img:1") == [("m.example/other/img:1", False, "m.example")]
+    assert _sources(conf, "other.example/img:1") == [("m.example/other/img:1", "m.example")]
 
 
 def test_docker_hub_references_match_docker_io() -> None:
@@ -195,8 +196,8 @@ registries = ["search.example"]
 [registries.block]
 registries = ["blocked.example"]
 """
-    assert _sources(conf, "blocked.example/img:1") == [("blocked.example/img:1", False, "blocked.example")]
-    assert _sources(conf, "search.example/img:1") == [("search.example/img:1", False, None)]
+    assert _sources(conf, "blocked.example/img:1") == [("blocked.example/img:1", "blocked.example")]
+    assert _sources(conf, "search.example/img:1") == [("search.example/img:1", None)]
 
 
 @pytest.mark.parametrize(
@@ -304,7 +305,7 @@ async def test_a_blocked_source_is_refused_without_a_request() -> None:
     async def attempt(reference: oci.Reference) -> str:
         raise AssertionError(f"{reference} was contacted")
 
-    source = Source(oci.Reference.parse("blocked.example/img:1"), mirror=False, blocked_by="blocked.example")
+    source = Source(oci.Reference.parse("blocked.example/img:1"), blocked_by="blocked.example")
     with pytest.raises(oci.Blocked) as raised:
         await try_in_order([source], "/etc/containers/registries.conf", "resolving", attempt)
     assert str(raised.value) == (

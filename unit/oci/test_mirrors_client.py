@@ -121,3 +121,26 @@ async def test_a_changed_file_applies_to_the_next_pull(tmp_path: Path) -> None:
                 await client.resolve(reference)
             _conf(tmp_path, f"{mirror.host}/team", blocked=True)
             assert str(await client.resolve(reference)) == digest
+
+
+async def test_blobs_missing_under_a_cached_manifest_come_through_the_mirrors(tmp_path: Path) -> None:
+    async with serve(FakeRegistry(), tmp_path) as (mirror, ca):
+        digest = _push(mirror, tmp_path, "team/catalog")
+        (down,) = free_ports(1)
+        conf = _conf(tmp_path, f"127.0.0.1:{down}/team", f"{mirror.host}/team", blocked=True)
+        reference = oci.Reference.parse(f"{SOURCE}/team/catalog@{digest}")
+        async with _client(tmp_path, conf, ca) as client:
+            first = await client.pull(reference)
+            # A pull cut short after the manifest was kept: its layers are not in the cache.
+            for layer, _ in first.layers:
+                client.cache.remove(layer.digest)
+            mirror.requests.clear()
+            again = await client.pull(reference)
+        assert again.reference == first.reference
+        assert [path.read_bytes() for _, path in again.layers] == [
+            path.read_bytes() for _, path in first.layers
+        ]
+        assert [r for r in mirror.requests if "/manifests/" in r[1]] == []
+        assert {r[1] for r in mirror.requests} == {
+            f"/v2/team/catalog/blobs/{layer.digest}" for layer, _ in first.layers
+        }
