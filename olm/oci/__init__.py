@@ -20,10 +20,14 @@ Promises:
   files change. TLS 1.2 or newer; plain-HTTP registries are not supported.
 - Transient trouble (connection errors, timeouts, 408, 429, 5xx) is retried with jittered
   exponential backoff, a bounded number of times; then `TransientError`.
+- Mirrors: a `registries.conf` (v2) file (`ClientOptions.registries_conf`, followed by
+  `RegistriesConf`) rewrites where images are pulled from, as containers/image does: the allowed
+  mirrors in order, then the registry itself unless `blocked`. Whatever source serves an image, it
+  is verified against the digest its own reference names and reported under that reference.
 - Each error type is a decision (`NotFound`, `Unauthorized`, `DigestMismatch`, `TooLarge`, ...),
   and messages are deterministic, fit for a status condition.
 
-Not provided: pushing, signature verification, registry mirrors (`registries.conf`), plain HTTP.
+Not provided: pushing, signature verification, plain HTTP, `registries.conf.d` drop-ins.
 Nothing here imports the catalogd or operator-controller processes: this is a shared leaf.
 """
 
@@ -60,6 +64,9 @@ from olm.oci._manifest import (
     ImageManifest,
 )
 from olm.oci._manifest import parse as parse_manifest
+from olm.oci._mirrors import DEFAULT_PATH as DEFAULT_REGISTRIES_CONF
+from olm.oci._mirrors import Blocked, InvalidRegistriesConf, RegistriesConf
+from olm.oci._mirrors import parse as parse_registries_conf
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics
@@ -68,6 +75,7 @@ from olm.oci._unpack import CorruptLayer, EmptySelection, unpack_into, unpacked_
 
 __all__ = [
     "ACCEPT",
+    "DEFAULT_REGISTRIES_CONF",
     "DOCKER_CONFIG",
     "DOCKER_MANIFEST",
     "DOCKER_MANIFEST_LIST",
@@ -77,6 +85,7 @@ __all__ = [
     "OCI_MANIFEST",
     "BlobCache",
     "BlobWriter",
+    "Blocked",
     "Challenge",
     "ClientOptions",
     "CorruptLayer",
@@ -91,12 +100,14 @@ __all__ = [
     "ImageManifest",
     "InvalidPullSecret",
     "InvalidReference",
+    "InvalidRegistriesConf",
     "Keychain",
     "NoMatchingPlatform",
     "NotFound",
     "ProtocolError",
     "PulledImage",
     "Reference",
+    "RegistriesConf",
     "RegistryClient",
     "RegistryError",
     "RetryPolicy",
@@ -114,6 +125,7 @@ __all__ = [
     "open_layer",
     "parse_challenges",
     "parse_manifest",
+    "parse_registries_conf",
     "ssl_context",
     "unpack_into",
     "unpacked_path",

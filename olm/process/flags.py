@@ -94,6 +94,13 @@ def add_common_flags(
         help="directory of extra PEM CA bundles trusted for registries (re-read when they change)",
     )
     parser.add_argument(
+        "--registries-conf",
+        type=Path,
+        default=oci.DEFAULT_REGISTRIES_CONF,
+        help="registries.conf (v2) whose mirrors, prefix rewrites and blocked registries apply to every "
+        "pull (re-read when it changes; a missing file means none)",
+    )
+    parser.add_argument(
         "--log-format",
         choices=logging.FORMATS,
         default="json",
@@ -168,6 +175,11 @@ def manager_options(
 
 def registry_options(args: argparse.Namespace, *, cache_dir: Path, user_agent: str) -> oci.ClientOptions:
     """The registry client of a process started with the common flags: blobs under `cache_dir/blobs`,
-    the `--pull-cas-dir` CAs (re-read when they change). The `--global-pull-secret` credentials come
-    later, from `pullconfig.follow_global_pull_secret`."""
-    return oci.ClientOptions(cache_dir=cache_dir / "blobs", ca_dir=args.pull_cas_dir, user_agent=user_agent)
+    the `--pull-cas-dir` CAs and the `--registries-conf` mirrors (both re-read when they change). The
+    `--global-pull-secret` credentials come later, from `pullconfig.follow_global_pull_secret`."""
+    return oci.ClientOptions(
+        cache_dir=cache_dir / "blobs",
+        ca_dir=args.pull_cas_dir,
+        registries_conf=args.registries_conf,
+        user_agent=user_agent,
+    )
