@@ -17,7 +17,10 @@ Promises:
 - Authentication: anonymous, Basic, and bearer tokens (the `WWW-Authenticate` flow), with
   credentials from dockerconfigjson pull Secrets (`Keychain`), replaceable while running
   (`use_keychain`). Trust: the system CAs plus extra CA bundles (`TrustStore`), re-read when their
-  files change. TLS 1.2 or newer; plain-HTTP registries are not supported.
+  files change. TLS 1.2 or newer; plain-HTTP registries are not supported. Proxies: each request
+  goes through the one `ClientOptions.proxies` picks for its URL (`olm.compat.httpproxy`, Go's
+  `HTTPS_PROXY`/`NO_PROXY` rules); a refusing proxy is a `TransientError` naming it
+  (`proxy_failure`).
 - Transient trouble (connection errors, timeouts, 408, 429, 5xx) is retried with jittered
   exponential backoff, a bounded number of times; then `TransientError`.
 - Each error type is a decision (`NotFound`, `Unauthorized`, `DigestMismatch`, `TooLarge`, ...),
@@ -60,6 +63,7 @@ from olm.oci._manifest import (
     ImageManifest,
 )
 from olm.oci._manifest import parse as parse_manifest
+from olm.oci._proxy import proxy_failure
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics
@@ -114,6 +118,7 @@ __all__ = [
     "open_layer",
     "parse_challenges",
     "parse_manifest",
+    "proxy_failure",
     "ssl_context",
     "unpack_into",
     "unpacked_path",
