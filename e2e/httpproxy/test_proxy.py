@@ -24,12 +24,15 @@ from typing import Any
 import pytest
 
 from e2e.operator_controller.conftest import wait_installed
+from olm import oci
 from olm.api import conditions as api
 from olm.api.kinds import CLUSTER_CATALOG
+from olm.compat import httpproxy
 from olm.process import testing_seams
 from olm_runtime import conditions
 from olm_runtime.client import Client
 from olm_runtime.testing.controlplane import ControlPlane
+from olm_runtime.testing.pki import CertificateAuthority
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.process import free_ports
 from olm_runtime.testing.registry import Registry, RegistryOptions
@@ -126,6 +129,42 @@ async def test_catalogd_pulls_a_catalog_through_the_proxy(
         print(
             f"proxy relayed {proxy.relayed(remote.address)} connections to the registry for one catalog pull"
         )
+
+
+async def test_catalogd_pulls_through_an_https_proxy_trusted_by_the_pull_cas(
+    control_plane: ControlPlane, kube: Client, olm_crds: None, remote: Remote, tmp_path: Path
+) -> None:
+    """TLS to the proxy, then TLS to the registry inside the tunnel: the proxy's certificate is
+    verified with the `--pull-cas-dir` CAs (the control plane's CA issued it)."""
+    pair = control_plane.certificate_authority().issue(
+        "https-proxy", common_name="proxy", hosts=["127.0.0.1"]
+    )
+    async with (
+        tinyproxy.running(tmp_path / "proxy", tls=(pair.cert_file, pair.key_file)) as proxy,
+        scoped_catalogd(control_plane, tmp_path / "catalogd", {"HTTPS_PROXY": proxy.url}),
+        cluster_catalog(kube, remote.published.digest_ref) as name,
+    ):
+        assert proxy.url.startswith("https://")
+        await catalogs.wait_serving(kube, name)
+        assert proxy.requested(remote.registry.host) >= 1, proxy.log()
+        assert proxy.relayed(remote.address) >= 1, proxy.log()
+
+
+async def test_an_untrusted_https_proxy_is_named_in_the_tls_failure(
+    control_plane: ControlPlane, remote: Remote, tmp_path: Path
+) -> None:
+    other = CertificateAuthority.load_or_create(tmp_path / "other-ca", common_name="not trusted")
+    pair = other.issue("https-proxy", common_name="proxy", hosts=["127.0.0.1"])
+    async with tinyproxy.running(tmp_path / "proxy", tls=(pair.cert_file, pair.key_file)) as proxy:
+        options = oci.ClientOptions(
+            cache_dir=tmp_path / "cache",
+            ca_files=(control_plane.ca_file,),
+            proxies=httpproxy.Proxies.parse(https_proxy=proxy.url),
+        )
+        async with oci.RegistryClient(options) as client:
+            with pytest.raises(oci.TLSVerificationFailed, match=f"TLS with proxy {proxy.url} failed"):
+                await client.resolve(oci.Reference.parse(remote.published.ref))
+        assert proxy.requested(remote.registry.host) == 0
 
 
 async def test_no_proxy_sends_the_registry_direct(

@@ -35,3 +35,13 @@ def proxy_failure(error: BaseException, proxy: str | None, url: str) -> str | No
         # "proxyconnect", as Go words a failed connection to a proxy (upstream's tests look for it).
         return f"proxyconnect to proxy {shown} failed: {cause}"
     return None
+
+
+def tls_peer(error: aiohttp.ClientSSLError, proxy: str | None) -> str | None:
+    """`proxy <url>` when TLS failed with the (`https://`) proxy rather than the server behind it."""
+    if proxy is None:
+        return None
+    parts = urlsplit(proxy)
+    if parts.scheme == "https" and (error.host, error.port) == (parts.hostname, parts.port or 443):
+        return f"proxy {httpproxy.display(proxy)}"
+    return None

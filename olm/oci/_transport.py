@@ -36,7 +36,7 @@ from olm.oci._errors import (
     TransientError,
     Unauthorized,
 )
-from olm.oci._proxy import proxy_failure
+from olm.oci._proxy import proxy_failure, tls_peer
 from olm.oci._reference import Reference
 from olm.oci._retry import TRANSIENT_STATUSES, RetryPolicy
 from olm.oci._trust import TrustStore
@@ -150,7 +150,8 @@ class Transport:
                 except _Retry as retry:
                     last = retry.reason
                 except aiohttp.ClientSSLError as error:
-                    raise TLSVerificationFailed(f"{what}: TLS with the registry failed: {error}") from None
+                    peer = tls_peer(error, proxy) or "the registry"
+                    raise TLSVerificationFailed(f"{what}: TLS with {peer} failed: {error}") from None
                 except aiohttp.TooManyRedirects:
                     raise ProtocolError(
                         f"{what}: the registry redirected badly: too many redirects"
