@@ -17,7 +17,10 @@ Promises:
 - Authentication: anonymous, Basic, and bearer tokens (the `WWW-Authenticate` flow), with
   credentials from dockerconfigjson pull Secrets (`Keychain`), replaceable while running
   (`use_keychain`). Trust: the system CAs plus extra CA bundles (`TrustStore`), re-read when their
-  files change. TLS 1.2 or newer; plain-HTTP registries are not supported.
+  files change. TLS 1.2 or newer; plain-HTTP registries are not supported. Proxies: each request
+  goes through the one `ClientOptions.proxies` picks for its URL (`olm.compat.httpproxy`, Go's
+  `HTTPS_PROXY`/`NO_PROXY` rules); a refusing proxy is a `TransientError` naming it
+  (`proxy_failure`).
 - Transient trouble (connection errors, timeouts, 408, 429, 5xx) is retried with jittered
   exponential backoff, a bounded number of times; then `TransientError`.
 - Mirrors: a `registries.conf` (v2) file (`ClientOptions.registries_conf`, followed by
@@ -67,6 +70,7 @@ from olm.oci._manifest import parse as parse_manifest
 from olm.oci._mirrors import DEFAULT_PATH as DEFAULT_REGISTRIES_CONF
 from olm.oci._mirrors import Blocked, InvalidRegistriesConf, RegistriesConf
 from olm.oci._mirrors import parse as parse_registries_conf
+from olm.oci._proxy import proxy_failure
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics
@@ -126,6 +130,7 @@ __all__ = [
     "parse_challenges",
     "parse_manifest",
     "parse_registries_conf",
+    "proxy_failure",
     "ssl_context",
     "unpack_into",
     "unpacked_path",

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import aiohttp
 import orjson
 
+from olm.compat import httpproxy
 from olm.oci import _manifest, _mirrors
 from olm.oci._auth import Keychain
 from olm.oci._blobcache import BlobCache
@@ -64,6 +65,9 @@ class ClientOptions:
     platform: tuple[str, str] = _manifest.DEFAULT_PLATFORM
     """`(os, architecture)` picked from image indexes."""
     user_agent: str = "olm-py"
+    proxies: httpproxy.Proxies = field(default_factory=httpproxy.Proxies)
+    """The HTTP(S) proxy of each request, token requests included (the processes read
+    `HTTPS_PROXY`/`NO_PROXY` from their environment); the default: none, every request direct."""
     trace_configs: tuple[aiohttp.TraceConfig, ...] = ()
     """aiohttp request tracing hooks (OpenTelemetry instrumentation, request counting in tests)."""
 
@@ -111,7 +115,9 @@ class RegistryClient:
             headers={"User-Agent": self.options.user_agent},
             trace_configs=list(self.options.trace_configs),
         )
-        self._transport = Transport(self._session, self._keychain, self.options.retry, self.trust)
+        self._transport = Transport(
+            self._session, self._keychain, self.options.retry, self.trust, self.options.proxies
+        )
         self._transport.statistics = self._statistics
         return self
 

@@ -116,9 +116,14 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
         registry_options = processflags.registry_options(
             args, cache_dir=cache_dir, user_agent="operator-controller"
         )
-        # Cached packages keep only what resolution reads: descriptions and icons are most of a catalog.
+        # Cached packages keep only what resolution reads: descriptions and icons are most of a
+        # catalog. catalogd is reached through the same environment proxies as the registries.
         catalog_client = CatalogClient(
-            CatalogClientOptions(ca_dir=args.catalogd_cas_dir, bundle_properties=resolve.BUNDLE_PROPERTIES)
+            CatalogClientOptions(
+                ca_dir=args.catalogd_cas_dir,
+                bundle_properties=resolve.BUNDLE_PROPERTIES,
+                proxies=registry_options.proxies,
+            )
         )
         metrics.register_catalog_client(catalog_client.statistics)
         try:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from olm import oci
 from olm.api import names
+from olm.compat import httpproxy
 from olm.process import featuregates, startup, tlsflags
 from olm_runtime import cache, logging
 from olm_runtime.client import GroupVersionKind
@@ -175,11 +177,13 @@ def manager_options(
 
 def registry_options(args: argparse.Namespace, *, cache_dir: Path, user_agent: str) -> oci.ClientOptions:
     """The registry client of a process started with the common flags: blobs under `cache_dir/blobs`,
-    the `--pull-cas-dir` CAs and the `--registries-conf` mirrors (both re-read when they change). The
-    `--global-pull-secret` credentials come later, from `pullconfig.follow_global_pull_secret`."""
+    the `--pull-cas-dir` CAs and the `--registries-conf` mirrors (both re-read when they change), and
+    the proxies the environment names (`HTTPS_PROXY`, `NO_PROXY`). The `--global-pull-secret`
+    credentials come later, from `pullconfig.follow_global_pull_secret`."""
     return oci.ClientOptions(
         cache_dir=cache_dir / "blobs",
         ca_dir=args.pull_cas_dir,
         registries_conf=args.registries_conf,
         user_agent=user_agent,
+        proxies=httpproxy.Proxies.from_environ(os.environ),
     )

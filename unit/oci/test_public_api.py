@@ -12,6 +12,7 @@ def test_oci_exports_exactly_these_names() -> None:
     assert sorted(oci.__all__) == sorted(
         [
             "ACCEPT",
+            "proxy_failure",
             "DOCKER_CONFIG",
             "DOCKER_MANIFEST",
             "DOCKER_MANIFEST_LIST",
