@@ -27,11 +27,11 @@ from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET, OPERATOR_CONDITIO
 from olm.api.revisions import BundleRef, Revision, RevisionStates, RollbackRecord
 from olm.operator_controller import applier, metrics
 from olm.operator_controller.applier import revisions
-from olm.operator_controller.applier.identity_policy import IdentityPolicy
 from olm.operator_controller.clusterextension.memo import Rendered, render_key
 from olm.operator_controller.clusterextension.options import Installer
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.status import Failure
+from olm.operator_controller.identity_policy import IdentityPolicy
 from olm.pipeline import plan
 from olm.pipeline.preflight import verdicts
 from olm.pipeline.render import CertManagerProvider

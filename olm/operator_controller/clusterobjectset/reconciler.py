@@ -27,7 +27,6 @@ from olm.api import conditions as api
 from olm.api import names, ownership, revisions
 from olm.api.extensionspec import RemovalPolicy
 from olm.api.kinds import CLUSTER_OBJECT_SET
-from olm.operator_controller.applier.identity_policy import IdentityPolicy
 from olm.operator_controller.clusterobjectset import probes, status, teardown
 from olm.operator_controller.clusterobjectset.identity import (
     Identity,
@@ -46,6 +45,7 @@ from olm.operator_controller.clusterobjectset.sources import (
 )
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, selector_for
+from olm.operator_controller.identity_policy import IdentityPolicy
 from olm_runtime import cache, conditions, controller, events, finalizers, ownerrefs
 from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
