@@ -287,6 +287,8 @@ class CatalogdProcess(Subprocess):
             f"--storage-dir={self.storage_dir}",
             f"--pull-cas-dir={cas}",
             f"--external-address={self.address}:{self.ports['catalogs']}",
+            # A file that does not exist (no mirror rules), not the machine's: tests stay hermetic.
+            f"--registries-conf={self.workdir / 'registries.conf'}",
             "--log-format=console",
             "--log-level=info",
             *self.extra_args,
@@ -365,6 +367,7 @@ class OperatorControllerProcess(Subprocess):
             "--leader-elect" if self.leader_elect else "--no-leader-elect",
             f"--leader-election-namespace={self.lease_namespace}",
             f"--leader-election-id={self.lease_name}",
+            f"--registries-conf={self.workdir / 'registries.conf'}",
             "--log-format=console",
             "--log-level=info",
             *self.extra_args,
