@@ -20,7 +20,9 @@ UV_VERSION=0.13.9
 # buildah: the OLM image's base layer, its wheels, and the Containerfile build check (hack/image).
 # chromium, fonts-dejavu-core: e2e/docs renders the documentation site headless and checks the
 # pages are not blank; without a font installed, text renders as nothing.
-DEBIAN_PACKAGES=(docker-registry containerd runc containernetworking-plugins iptables conntrack iproute2 mmdebstrap python3-pip-whl buildah chromium fonts-dejavu-core)
+# tinyproxy, stunnel4: the real HTTP proxy of e2e/httpproxy (each test runs its own instance on
+# loopback) and the TLS front that makes it an https:// proxy.
+DEBIAN_PACKAGES=(docker-registry containerd runc containernetworking-plugins iptables conntrack iproute2 mmdebstrap python3-pip-whl buildah chromium fonts-dejavu-core tinyproxy stunnel4)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do

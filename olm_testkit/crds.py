@@ -1,4 +1,5 @@
-"""Install the generated CRDs on a cluster: what `make run` and the e2e suites need first."""
+"""Install OLM's cluster-scoped API on a cluster (the generated CRDs and the ClusterObjectSet identity
+admission policy): what `make run` and the e2e suites need first."""
 
 from __future__ import annotations
 
@@ -12,14 +13,18 @@ from olm_runtime.client import Client
 from olm_runtime.testing import settle
 
 CRD_DIR = Path(__file__).resolve().parents[1] / "manifests" / "crds"
+IDENTITY_POLICY = CRD_DIR.parent / "operator-controller" / "identity-policies.yaml"
 
 
 async def install(client: Client, *, field_manager: str = "olm-crds", timeout: float = 60.0) -> None:
-    """Server-side apply every CRD under `manifests/crds` (create or update) and return once each
-    kind is served: a fresh CRD is listed by discovery, and its storage ready, a moment after it is
-    Established."""
+    """Server-side apply every CRD under `manifests/crds` (create or update), and the admission
+    policy that guards the ServiceAccount a ClusterObjectSet names (operator-controller acts as no
+    named account without it), and return once each kind is served: a fresh CRD is listed by
+    discovery, and its storage ready, a moment after it is Established."""
     for path in sorted(CRD_DIR.glob("*.yaml")):
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        await client.apply(document, field_manager=field_manager, force=True)
+    for document in yaml.safe_load_all(IDENTITY_POLICY.read_text(encoding="utf-8")):
         await client.apply(document, field_manager=field_manager, force=True)
     for resource in (*RESOURCES, *COMPATIBILITY_RESOURCES):
         await settle.crd_served(client, resource.info.crd_name, timeout=timeout)

@@ -214,12 +214,13 @@ def trust_dir(directory: Path, ca_file: Path) -> Path:
 
 
 def serving_pair(
-    control_plane: ControlPlane, directory: Path, name: str, *, common_name: str
+    control_plane: ControlPlane, directory: Path, name: str, *, common_name: str, address: str = "127.0.0.1"
 ) -> tuple[Path, Path]:
-    """A loopback serving certificate from the control plane's CA, as `tls.crt` and `tls.key` in
-    `directory` (the processes watch the directory, and clients verify against that CA)."""
+    """A serving certificate for loopback (and `address`) from the control plane's CA, as `tls.crt`
+    and `tls.key` in `directory` (the processes watch the directory, and clients verify against
+    that CA)."""
     pair = control_plane.certificate_authority().issue(
-        name, common_name=common_name, hosts=["127.0.0.1", "localhost"]
+        name, common_name=common_name, hosts=[*dict.fromkeys(["127.0.0.1", address]), "localhost"]
     )
     directory.mkdir(parents=True, exist_ok=True)
     shutil.copy(pair.cert_file, directory / "tls.crt")
@@ -240,6 +241,9 @@ class CatalogdProcess(Subprocess):
     extra_args: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None
     """Added to (and overriding) this process's environment (e.g. `OTEL_*` to export traces)."""
+    address: str = "127.0.0.1"
+    """Where the content server listens, and the host of the URLs it writes into status: loopback
+    unless a client must reach it otherwise (through an HTTP proxy, which never relays loopback)."""
     scope_selector: str | None = UNSCOPED
     """The ClusterCatalogs it reconciles (`OLM_TESTING_SCOPE_SELECTOR`); None: all, as shipped."""
     kubeconfig: Path | None = None
@@ -260,7 +264,7 @@ class CatalogdProcess(Subprocess):
 
     @property
     def catalogs_url(self) -> str:
-        return f"https://127.0.0.1:{self.ports['catalogs']}/catalogs"
+        return f"https://{self.address}:{self.ports['catalogs']}/catalogs"
 
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -268,7 +272,9 @@ class CatalogdProcess(Subprocess):
             metrics, health, catalogs, hook = free_ports(4)
             self.ports = {"metrics": metrics, "health": health, "catalogs": catalogs, "webhook": hook}
         name = f"catalogd-{hashlib.sha256(str(self.workdir).encode()).hexdigest()[:10]}"
-        cert, key = serving_pair(self.control_plane, self.webhook_cert_dir, name, common_name="catalogd")
+        cert, key = serving_pair(
+            self.control_plane, self.webhook_cert_dir, name, common_name="catalogd", address=self.address
+        )
         cas = self.workdir / "pull-cas"
         cas.mkdir(exist_ok=True)
         shutil.copy(self.control_plane.ca_file, cas / "registry-ca.crt")
@@ -279,13 +285,15 @@ class CatalogdProcess(Subprocess):
             f"--kubeconfig={self.kubeconfig or self.control_plane.kubeconfig}",
             f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
             f"--health-probe-bind-address=127.0.0.1:{self.ports['health']}",
-            f"--catalogs-server-addr=127.0.0.1:{self.ports['catalogs']}",
+            f"--catalogs-server-addr={self.address}:{self.ports['catalogs']}",
             f"--tls-cert={cert}",
             f"--tls-key={key}",
             f"--storage-dir={self.storage_dir}",
             f"--pull-cas-dir={cas}",
+            f"--external-address={self.address}:{self.ports['catalogs']}",
+            # A file that does not exist (no mirror rules), not the machine's: tests stay hermetic.
+            f"--registries-conf={self.workdir / 'registries.conf'}",
             f"--signature-policy={self.workdir / NO_SIGNATURE_POLICY}",
-            f"--external-address=127.0.0.1:{self.ports['catalogs']}",
             "--log-format=console",
             "--log-level=info",
             *self.extra_args,
@@ -365,6 +373,7 @@ class OperatorControllerProcess(Subprocess):
             "--leader-elect" if self.leader_elect else "--no-leader-elect",
             f"--leader-election-namespace={self.lease_namespace}",
             f"--leader-election-id={self.lease_name}",
+            f"--registries-conf={self.workdir / 'registries.conf'}",
             "--log-format=console",
             "--log-level=info",
             *self.extra_args,

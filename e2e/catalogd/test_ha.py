@@ -2,7 +2,7 @@
 
 Both run as the `catalogd` ServiceAccount with the RBAC of `manifests/catalogd/rbac.yaml` and
 elect their leader with a Lease in `olmv1-system`, so this also proves the shipped permissions are
-enough (ClusterCatalogs, status, finalizers, Events, Leases).
+enough (ClusterCatalogs, their finalizer and status, Events, Leases).
 
 The leader resolves and writes status; the other replica follows `status.resolvedSource` and
 unpacks the same digest into its own storage, so neither answers 404 once the catalog is Serving.

@@ -18,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from e2e.operator_controller.conftest import Extensions, ServedCatalog
 from olm.api import names
@@ -29,6 +31,7 @@ from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
+from olm_testkit import audit
 from olm_testkit.certmanager import CertManager
 from olm_testkit.deploy import kustomize
 from olm_testkit.names import unique
@@ -38,6 +41,22 @@ from olm_testkit.processes import OperatorControllerProcess, token_kubeconfig
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "operator-controller"
 SHARED_DRIFT_WATCHES = MANIFESTS.parent / "shared-drift-watches"
 SERVICE_ACCOUNT = "operator-controller"
+USERNAME = f"system:serviceaccount:{names.DEFAULT_SYSTEM_NAMESPACE}:{SERVICE_ACCOUNT}"
+NOT_EXERCISED: dict[tuple[str, str], str] = {
+    ("update", "clusterextensions/finalizers"): (
+        "authorised by the OwnerReferencesPermissionEnforcement admission plugin while a revision is "
+        "created with a blocking owner reference to its extension: a check, not a request of its own"
+    ),
+    ("update", "clusterobjectsets/finalizers"): "the same, for the content Secrets' owner reference",
+    ("get", "serviceaccounts"): "an extension's ServiceAccount the informer has not seen yet",
+    ("get", "clusterobjectsets"): "naming the owner of a revision that holds a colliding object",
+    ("delete", "secrets"): (
+        "the Secrets of a deleted revision, when the garbage collector has not removed them first"
+    ),
+}
+"""Verbs (on a resource) that the role must grant for a path this test cannot reach, and why. Beside
+these, a `list` is not expected where a `watch` of the same resource was made: informers start with
+a streaming list (a watch) and list page by page only when that fails."""
 FIELD_MANAGER = "e2e-manifests"
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
@@ -79,6 +98,15 @@ def shared_drift_watches(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
 
 
+@dataclass(frozen=True)
+class ShippedProcess:
+    process: OperatorControllerProcess
+    documents: list[dict[str, Any]]
+    """The manifests whose RBAC it runs with."""
+    audit_from: int
+    """Where the audit log stood before it started: its informers' lists and watches come after."""
+
+
 @pytest.fixture
 async def shipped_rbac_process(
     operator_controller: OperatorControllerProcess,
@@ -86,7 +114,7 @@ async def shipped_rbac_process(
     control_plane: ControlPlane,
     tmp_path: Path,
     shared_drift_watches: bool,
-) -> AsyncIterator[OperatorControllerProcess]:
+) -> AsyncIterator[ShippedProcess]:
     """operator-controller as the shipped ServiceAccount, in place of the session's process (which
     is restarted afterwards, even when the test fails)."""
     shipped = kustomize.build(MANIFESTS)
@@ -108,9 +136,10 @@ async def shipped_rbac_process(
     )
     operator_controller.stop()
     try:
+        audit_from = control_plane.audit_log.stat().st_size
         process.start()
         await process.wait_ready()
-        yield process
+        yield ShippedProcess(process, documents, audit_from)
     finally:
         try:
             process.stop()  # kills the process and raises if it does not stop on SIGTERM
@@ -136,11 +165,11 @@ async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
     installer: Installer,
     extensions: Extensions,
     fixture_catalog: ServedCatalog,
-    shipped_rbac_process: OperatorControllerProcess,
+    shipped_rbac_process: ShippedProcess,
     shared_drift_watches: bool,
     control_plane: ControlPlane,
 ) -> None:
-    process = shipped_rbac_process
+    process = shipped_rbac_process.process
     kube = extensions.kube
     account = await installer(namespace)
     audit_from = control_plane.audit_log.stat().st_size
@@ -167,17 +196,58 @@ async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
 
         # Removal: revisions deleted, their objects torn down as the ServiceAccount, finalizers dropped.
         await extensions.delete_and_wait_gone(name)
+        # Secure /metrics: the process reviews the scraper's token and access.
+        assert "controller_runtime_reconcile_total" in await process.scrape()
     except AssertionError as error:
         raise AssertionError(f"{error}\n--- operator-controller log ---\n{process.log_tail(150)}") from None
     log = await asyncio.to_thread(process.log_file.read_text, errors="replace")
     forbidden = [line for line in log.splitlines() if "forbidden" in line.lower()]
     assert not forbidden, "\n".join(forbidden[:20])
+    # Stopped, so its Lease is released and its watches end: every request it made is in the log.
+    assert process.stop() == 0, process.log_tail()
+    await _every_request_covered_and_every_rule_used(control_plane, shipped_rbac_process)
     watchers = await asyncio.to_thread(_deployment_watchers, control_plane.audit_log, audit_from)
     ours = f"system:serviceaccount:{names.DEFAULT_SYSTEM_NAMESPACE}:{SERVICE_ACCOUNT}"
     theirs = f"system:serviceaccount:{namespace}:{account}"
     assert (ours in watchers, theirs in watchers) == (shared_drift_watches, not shared_drift_watches), (
         watchers
     )
+
+
+async def _every_request_covered_and_every_rule_used(
+    control_plane: ControlPlane, shipped: ShippedProcess
+) -> None:
+    """The audit log of the process's own token: no request refused or outside the bound roles, and
+    no rule that no request used (but those in `NOT_EXERCISED`)."""
+    assert shipped.process.kubeconfig is not None
+    config = yaml.safe_load(await asyncio.to_thread(shipped.process.kubeconfig.read_text))
+    credential = audit.credential_id(config["users"][0]["user"]["token"])
+    requests = await asyncio.to_thread(
+        audit.read, control_plane.audit_log, shipped.audit_from, username=USERNAME, credential=credential
+    )
+    roles = audit.bound_roles(shipped.documents, names.DEFAULT_SYSTEM_NAMESPACE, SERVICE_ACCOUNT)
+    grants = audit.grants(roles)
+    for line, count in audit.summary(requests).items():
+        print(f"  {count:5d}  {line}")
+    refused = [r.describe() for r in requests if not r.allowed or r.code == 403]
+    assert refused == [], "\n".join(refused)
+    uncovered = [
+        r.describe()
+        for r in requests
+        if not audit.granted_by_default(r) and not any(audit.covers(g, r) for g in grants)
+    ]
+    assert uncovered == [], "\n".join(uncovered)
+    watched = {(r.group, r.resource) for r in requests if r.verb == "watch"}
+    unused = [
+        g.describe()
+        for g in grants
+        if (g.verb, g.resource) not in NOT_EXERCISED
+        and not (g.verb == "list" and (g.group, g.resource) in watched)
+        # The component grants the kinds bundles commonly ship; one the test bundle lacks is not watched.
+        and not (g.role.endswith("-shared-drift-watches") and (g.group, g.resource) not in watched)
+        and not any(audit.covers(g, r) for r in requests)
+    ]
+    assert unused == [], "\n".join(unused)
 
 
 def _deployment_watchers(audit_log: Path, offset: int) -> set[str]:

@@ -17,9 +17,16 @@ Promises:
 - Authentication: anonymous, Basic, and bearer tokens (the `WWW-Authenticate` flow), with
   credentials from dockerconfigjson pull Secrets (`Keychain`), replaceable while running
   (`use_keychain`). Trust: the system CAs plus extra CA bundles (`TrustStore`), re-read when their
-  files change. TLS 1.2 or newer; plain-HTTP registries are not supported.
+  files change. TLS 1.2 or newer; plain-HTTP registries are not supported. Proxies: each request
+  goes through the one `ClientOptions.proxies` picks for its URL (`olm.compat.httpproxy`, Go's
+  `HTTPS_PROXY`/`NO_PROXY` rules); a refusing proxy is a `TransientError` naming it
+  (`proxy_failure`).
 - Transient trouble (connection errors, timeouts, 408, 429, 5xx) is retried with jittered
   exponential backoff, a bounded number of times; then `TransientError`.
+- Mirrors: a `registries.conf` (v2) file (`ClientOptions.registries_conf`, followed by
+  `RegistriesConf`) rewrites where images are pulled from, as containers/image does: the allowed
+  mirrors in order, then the registry itself unless `blocked`. Whatever source serves an image, it
+  is verified against the digest its own reference names and reported under that reference.
 - Signature policy (`SignaturePolicy`, `ClientOptions.verifier`): a containers-policy.json(5) file
   decides per registry scope whether an image is accepted (`insecureAcceptAnything`, `reject`, cosign
   `sigstoreSigned` with public keys); a refused image is not fetched past its manifest
@@ -27,8 +34,8 @@ Promises:
 - Each error type is a decision (`NotFound`, `Unauthorized`, `DigestMismatch`, `TooLarge`, ...),
   and messages are deterministic, fit for a status condition.
 
-Not provided: pushing, GPG (`signedBy`) and keyless (Fulcio, Rekor) signatures, registry mirrors
-(`registries.conf`), plain HTTP.
+Not provided: pushing, GPG (`signedBy`) and keyless (Fulcio, Rekor) signatures, plain HTTP,
+`registries.conf.d` drop-ins.
 Nothing here imports the catalogd or operator-controller processes: this is a shared leaf.
 """
 
@@ -67,7 +74,11 @@ from olm.oci._manifest import (
     ImageManifest,
 )
 from olm.oci._manifest import parse as parse_manifest
+from olm.oci._mirrors import DEFAULT_PATH as DEFAULT_REGISTRIES_CONF
+from olm.oci._mirrors import Blocked, InvalidRegistriesConf, RegistriesConf
+from olm.oci._mirrors import parse as parse_registries_conf
 from olm.oci._policy import Policy, Scope, parse_policy
+from olm.oci._proxy import proxy_failure
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics
@@ -78,6 +89,7 @@ from olm.oci._verify import DEFAULT_POLICY_PATH, SignaturePolicy, VerifyStatisti
 __all__ = [
     "ACCEPT",
     "DEFAULT_POLICY_PATH",
+    "DEFAULT_REGISTRIES_CONF",
     "DOCKER_CONFIG",
     "DOCKER_MANIFEST",
     "DOCKER_MANIFEST_LIST",
@@ -87,6 +99,7 @@ __all__ = [
     "OCI_MANIFEST",
     "BlobCache",
     "BlobWriter",
+    "Blocked",
     "Challenge",
     "ClientOptions",
     "CorruptLayer",
@@ -101,6 +114,7 @@ __all__ = [
     "ImageManifest",
     "InvalidPullSecret",
     "InvalidReference",
+    "InvalidRegistriesConf",
     "InvalidSignaturePolicy",
     "Keychain",
     "NoMatchingPlatform",
@@ -109,6 +123,7 @@ __all__ = [
     "ProtocolError",
     "PulledImage",
     "Reference",
+    "RegistriesConf",
     "RegistryClient",
     "RegistryError",
     "RetryPolicy",
@@ -132,6 +147,8 @@ __all__ = [
     "parse_challenges",
     "parse_manifest",
     "parse_policy",
+    "parse_registries_conf",
+    "proxy_failure",
     "ssl_context",
     "unpack_into",
     "unpacked_path",

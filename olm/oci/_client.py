@@ -9,15 +9,17 @@ tag costs one `HEAD` to learn the digest.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import aiohttp
 import orjson
 
-from olm.oci import _manifest
+from olm.compat import httpproxy
+from olm.oci import _manifest, _mirrors
 from olm.oci._auth import Keychain
 from olm.oci._blobcache import BlobCache
 from olm.oci._digest import Digest
@@ -29,6 +31,9 @@ from olm.oci._transport import Statistics, Transport
 from olm.oci._trust import TrustStore
 
 _CHUNK = 1 << 16
+T = TypeVar("T")
+_Found = tuple[Reference | None, Digest, ImageManifest | ImageIndex]
+"""A manifest, its digest, and the reference of the source that served it (None: the cache)."""
 
 
 class Verifier(Protocol):
@@ -61,9 +66,15 @@ class ClientOptions:
     """Seconds to establish a connection (TLS included)."""
     read_timeout: float = 60.0
     """Seconds without receiving any data before a transfer counts as failed."""
+    registries_conf: Path | None = None
+    """A `registries.conf` whose mirrors, prefix rewrites and blocked registries every pull follows,
+    re-read when it changes (`RegistriesConf`); None: pull from the registry an image names."""
     platform: tuple[str, str] = _manifest.DEFAULT_PLATFORM
     """`(os, architecture)` picked from image indexes."""
     user_agent: str = "olm-py"
+    proxies: httpproxy.Proxies = field(default_factory=httpproxy.Proxies)
+    """The HTTP(S) proxy of each request, token requests included (the processes read
+    `HTTPS_PROXY`/`NO_PROXY` from their environment); the default: none, every request direct."""
     trace_configs: tuple[aiohttp.TraceConfig, ...] = ()
     """aiohttp request tracing hooks (OpenTelemetry instrumentation, request counting in tests)."""
     verifier: Verifier | None = None
@@ -100,6 +111,8 @@ class RegistryClient:
         self._keychain = options.keychain
         self.trust = TrustStore(options.ca_files, options.ca_dir)
         """The CAs registries are checked against; every request uses its current context."""
+        self.mirrors = _mirrors.RegistriesConf(options.registries_conf)
+        """Where each image is pulled from; the file is checked before every pull."""
 
     async def __aenter__(self) -> RegistryClient:
         timeout = aiohttp.ClientTimeout(
@@ -112,7 +125,9 @@ class RegistryClient:
             headers={"User-Agent": self.options.user_agent},
             trace_configs=list(self.options.trace_configs),
         )
-        self._transport = Transport(self._session, self._keychain, self.options.retry, self.trust)
+        self._transport = Transport(
+            self._session, self._keychain, self.options.retry, self.trust, self.options.proxies
+        )
         self._transport.statistics = self._statistics
         return self
 
@@ -137,8 +152,20 @@ class RegistryClient:
             raise RuntimeError("use the RegistryClient as an async context manager")
         return self._transport
 
+    async def _from_sources(
+        self, reference: Reference, verb: str, attempt: Callable[[Reference], Awaitable[T]]
+    ) -> T:
+        """`attempt` on each source of `reference` (mirrors, then its registry) until one answers."""
+        rules = self.mirrors.current()
+        return await _mirrors.try_in_order(rules.sources(reference), rules.origin, verb, attempt)
+
     async def resolve(self, reference: Reference) -> Digest:
         """The digest `reference` names now (no request for a digest reference)."""
+        if reference.digest is not None:
+            return reference.digest
+        return await self._from_sources(reference, "resolving", self._resolve_at)
+
+    async def _resolve_at(self, reference: Reference) -> Digest:
         if reference.digest is not None:
             return reference.digest
         what = f"resolving {reference}"
@@ -165,13 +192,28 @@ class RegistryClient:
 
     async def manifest(self, reference: Reference) -> tuple[Digest, ImageManifest | ImageIndex]:
         """The manifest (or index) `reference` names, verified, and its digest."""
-        digest = await self.resolve(reference)
+        _, digest, document = await self._manifest(reference)
+        return digest, document
+
+    async def _manifest(self, reference: Reference, source: Reference | None = None) -> _Found:
+        """`manifest` from the cache, else from `source` when given, else from the first source of
+        `reference` that has it; and the reference of the source that served it."""
+        if reference.digest is not None:
+            data = self.cache.read(reference.digest, max_size=self.options.max_manifest_bytes)
+            if data is not None:
+                return None, reference.digest, _manifest.parse(data, None)
+        if source is not None:
+            return await self._manifest_at(source)
+        return await self._from_sources(reference, "fetching manifest", self._manifest_at)
+
+    async def _manifest_at(self, reference: Reference) -> _Found:
+        digest = await self._resolve_at(reference)
         data = self.cache.read(digest, max_size=self.options.max_manifest_bytes)
         if data is None:
             _, data, content_type = await self._fetch_manifest(reference, digest)
         else:
             content_type = None
-        return digest, _manifest.parse(data, content_type)
+        return reference, digest, _manifest.parse(data, content_type)
 
     async def _fetch_manifest(self, reference: Reference, digest: Digest | None) -> tuple[Digest, bytes, str]:
         target = str(digest) if digest is not None else reference.target
@@ -237,23 +279,40 @@ class RegistryClient:
         return await self._t.call("GET", reference, f"blobs/{descriptor.digest}", what, handle)
 
     async def pull(self, reference: Reference) -> PulledImage:
-        """Resolve, fetch and verify the manifest, config and every layer of an image; with a
-        `verifier`, nothing past the manifest is fetched for an image it refuses."""
-        digest, document = await self.manifest(reference)
+        """Resolve, fetch and verify the manifest, config and every layer of an image; the rest of
+        the image comes from the source that served its manifest, and is reported under `reference`.
+        With a `verifier`, nothing past the manifest is fetched for an image it refuses."""
+        source, digest, document = await self._manifest(reference)
         if self.options.verifier is not None:
             await self.options.verifier.verify(self, reference, digest)
         canonical = reference.with_digest(digest)
         if isinstance(document, ImageIndex):
             chosen = document.choose(self.options.platform)
-            _, document = await self.manifest(reference.with_digest(chosen.digest))
+            at = source.with_digest(chosen.digest) if source is not None else None
+            found, _, document = await self._manifest(reference.with_digest(chosen.digest), at)
+            source = source or found
             if isinstance(document, ImageIndex):
                 raise ProtocolError(f"the image index of {canonical} points at another index")
-        config_path = await self.blob(reference, document.config)
+
+        async def fetch(descriptor: Descriptor) -> Path:
+            """From the source of the manifest; when it was cached, the first source that has the
+            blob becomes the source of the rest."""
+            nonlocal source
+            if source is not None or self.cache.get(descriptor.digest, descriptor.size) is not None:
+                return await self.blob(source or canonical, descriptor)
+
+            async def attempt(at: Reference) -> tuple[Reference, Path]:
+                return at, await self.blob(at, descriptor)
+
+            source, path = await self._from_sources(canonical, "fetching blob", attempt)
+            return path
+
+        config_path = await fetch(document.config)
         try:
             config = orjson.loads(config_path.read_bytes())
         except orjson.JSONDecodeError:
             raise ProtocolError(f"the config of {canonical} is not valid JSON") from None
         if not isinstance(config, dict):
             raise ProtocolError(f"the config of {canonical} is not a JSON object")
-        layers = [(layer, await self.blob(reference, layer)) for layer in document.layers]
+        layers = [(layer, await fetch(layer)) for layer in document.layers]
         return PulledImage(reference=canonical, manifest=document, config=config, layers=tuple(layers))

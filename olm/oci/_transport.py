@@ -8,7 +8,10 @@ more. Tokens are cached until shortly before they expire, and forgotten when the
 replaced (`use_keychain`: a changed pull secret), so the next request authenticates afresh.
 
 Every request, token requests included, is sent with the `TrustStore`'s current SSL context: a
-changed CA bundle is used by the next connection, without a new session.
+changed CA bundle is used by the next connection, without a new session. It goes through the proxy
+`Proxies` chooses for its URL (`HTTPS_PROXY`, `NO_PROXY`); TLS to an `https://` proxy, and to a
+TLS-intercepting one, is checked against the same `TrustStore`. A proxy that refuses is a transient
+failure whose message names the proxy.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import aiohttp
 import orjson
 from opentelemetry import trace
 
+from olm.compat import httpproxy
 from olm.oci._auth import Challenge, Credentials, Keychain, parse_challenges
 from olm.oci._errors import (
     NotFound,
@@ -32,6 +36,7 @@ from olm.oci._errors import (
     TransientError,
     Unauthorized,
 )
+from olm.oci._proxy import proxy_failure, tls_peer
 from olm.oci._reference import Reference
 from olm.oci._retry import TRANSIENT_STATUSES, RetryPolicy
 from olm.oci._trust import TrustStore
@@ -64,9 +69,15 @@ class Transport:
     """Sends authenticated requests to registries through one aiohttp session."""
 
     def __init__(
-        self, session: aiohttp.ClientSession, keychain: Keychain, retry: RetryPolicy, trust: TrustStore
+        self,
+        session: aiohttp.ClientSession,
+        keychain: Keychain,
+        retry: RetryPolicy,
+        trust: TrustStore,
+        proxies: httpproxy.Proxies = httpproxy.Proxies(),  # noqa: B008 - frozen, shared safely
     ) -> None:
         self._session = session
+        self._proxies = proxies
         self._keychain = keychain
         self._retry = retry
         self._trust = trust
@@ -96,6 +107,7 @@ class Transport:
         """
         url = f"https://{reference.api_host}/v2/{reference.repository}/{path}"
         scope = f"repository:{reference.repository}:pull"
+        proxy = self._proxies.for_url(url)
 
         async def once() -> T:
             """One attempt: with the authorization known, then once more after answering a 401."""
@@ -105,7 +117,7 @@ class Transport:
                 if authorization:
                     sent["Authorization"] = authorization
                 async with self._session.request(
-                    method, url, headers=sent, ssl=self._trust.context()
+                    method, url, headers=sent, ssl=self._trust.context(), proxy=proxy
                 ) as response:
                     trace.get_current_span().set_attribute("http.response.status_code", response.status)
                     if response.status != 401 or authenticated:
@@ -138,7 +150,8 @@ class Transport:
                 except _Retry as retry:
                     last = retry.reason
                 except aiohttp.ClientSSLError as error:
-                    raise TLSVerificationFailed(f"{what}: TLS with the registry failed: {error}") from None
+                    peer = tls_peer(error, proxy) or "the registry"
+                    raise TLSVerificationFailed(f"{what}: TLS with {peer} failed: {error}") from None
                 except aiohttp.TooManyRedirects:
                     raise ProtocolError(
                         f"{what}: the registry redirected badly: too many redirects"
@@ -146,6 +159,8 @@ class Transport:
                 except aiohttp.RedirectClientError as error:
                     # A redirect to something that is not an http(s) URL; the error names it.
                     raise ProtocolError(f"{what}: the registry redirected badly: {error}") from None
+                except (aiohttp.ClientHttpProxyError, aiohttp.ClientProxyConnectionError) as error:
+                    last = proxy_failure(error, proxy, url) or _transient_cause(error)
                 except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as error:
                     last = _transient_cause(error)
             raise TransientError(f"{what}: {last} (gave up after {self._retry.attempts} attempts)")
@@ -206,15 +221,18 @@ class Transport:
             params["service"] = challenge.params["service"]
         self.statistics.token_requests += 1
         headers: dict[str, str] = {}
+        proxy = self._proxies.for_url(realm)
         try:
             if credentials is not None and credentials.identity_token:
                 form = {**params, "grant_type": "refresh_token", "refresh_token": credentials.identity_token}
                 form["client_id"] = "olm-py"
-                request = self._session.post(realm, data=form, ssl=self._trust.context())
+                request = self._session.post(realm, data=form, ssl=self._trust.context(), proxy=proxy)
             else:
                 if credentials is not None and (credentials.username or credentials.password):
                     headers["Authorization"] = credentials.basic()
-                request = self._session.get(realm, params=params, headers=headers, ssl=self._trust.context())
+                request = self._session.get(
+                    realm, params=params, headers=headers, ssl=self._trust.context(), proxy=proxy
+                )
             async with request as response:
                 if response.status in (401, 403):
                     raise Unauthorized(
@@ -227,6 +245,8 @@ class Transport:
                 body = orjson.loads(await response.read())
         except orjson.JSONDecodeError:
             raise ProtocolError(f"{what}: the token service answered something that is not JSON") from None
+        except (aiohttp.ClientHttpProxyError, aiohttp.ClientProxyConnectionError) as error:
+            raise _Retry(proxy_failure(error, proxy, realm) or _transient_cause(error)) from None
         token = body.get("token") or body.get("access_token") if isinstance(body, dict) else None
         if not isinstance(token, str) or not token:
             raise ProtocolError(f"{what}: the token service answered without a token")

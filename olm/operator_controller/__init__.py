@@ -5,5 +5,7 @@ package of the install pipeline, in the order they run: `catalogs` (which catalo
 `resolve` (which bundle), `unpack` (the bundle image, read as registry+v1), `render` (plain
 Kubernetes objects), `preflight` (CRD upgrade safety, permissions) and `applier` (a ClusterObjectSet
 revision and the Secrets holding its objects). The ClusterObjectSet controller (`clusterobjectset`)
-rolls revisions out, whoever wrote them. `main` wires both into one process.
+rolls revisions out, whoever wrote them. Both act as a ServiceAccount an object names only while the
+admission policy guarding that name is in force (`identity_policy`). `main` wires both into one
+process.
 """

@@ -73,6 +73,22 @@ def parser() -> argparse.ArgumentParser:
         "default: each extension's objects are watched as its ServiceAccount",
     )
     p.add_argument(
+        "--clusterobjectset-identity-policy",
+        default=clusterobjectset.IDENTITY_POLICY,
+        metavar="NAME",
+        help="the ValidatingAdmissionPolicy (and binding) of that name must be in force before a "
+        "revision is applied as the ServiceAccount it names; empty: not checked, only where other "
+        "admission control enforces the same rule (default: %(default)s)",
+    )
+    p.add_argument(
+        "--clusterextension-identity-policy",
+        default=clusterextension.Options.identity_policy,
+        metavar="NAME",
+        help="the ValidatingAdmissionPolicy (and binding) of that name must be in force before an "
+        "extension is installed as the spec.serviceAccount it names; empty: not checked (default: "
+        "%(default)s)",
+    )
+    p.add_argument(
         "--default-service-account",
         type=_installer,
         metavar="NAMESPACE/NAME",
@@ -100,9 +116,14 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
         registry_options = processflags.registry_options(
             args, cache_dir=cache_dir, user_agent="operator-controller"
         )
-        # Cached packages keep only what resolution reads: descriptions and icons are most of a catalog.
+        # Cached packages keep only what resolution reads: descriptions and icons are most of a
+        # catalog. catalogd is reached through the same environment proxies as the registries.
         catalog_client = CatalogClient(
-            CatalogClientOptions(ca_dir=args.catalogd_cas_dir, bundle_properties=resolve.BUNDLE_PROPERTIES)
+            CatalogClientOptions(
+                ca_dir=args.catalogd_cas_dir,
+                bundle_properties=resolve.BUNDLE_PROPERTIES,
+                proxies=registry_options.proxies,
+            )
         )
         metrics.register_catalog_client(catalog_client.statistics)
         try:
@@ -115,6 +136,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                     clusterobjectset.Options(
                         system_namespace=args.system_namespace,
                         shared_drift_watches=args.shared_drift_watches,
+                        identity_policy=args.clusterobjectset_identity_policy,
                         deadline_minute_seconds=seams.deadline_minute_seconds,
                     ),
                 )
@@ -126,6 +148,7 @@ async def run(args: argparse.Namespace, seams: testing_seams.Seams) -> None:
                         system_namespace=args.system_namespace,
                         cache_dir=cache_dir,
                         default_installer=args.default_service_account,
+                        identity_policy=args.clusterextension_identity_policy,
                         crash_after_secrets=seams.crash_after_secrets,
                         poll_minute_seconds=seams.poll_minute_seconds,
                         bundle_webhooks=args.features["WebhookProviderCertManager"],

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from olm import oci
 from olm.api import names
+from olm.compat import httpproxy
 from olm.process import featuregates, startup, tlsflags
 from olm_runtime import cache, logging
 from olm_runtime.client import GroupVersionKind
@@ -93,6 +95,13 @@ def add_common_flags(
         "--pull-cas-dir",
         type=Path,
         help="directory of extra PEM CA bundles trusted for registries (re-read when they change)",
+    )
+    parser.add_argument(
+        "--registries-conf",
+        type=Path,
+        default=oci.DEFAULT_REGISTRIES_CONF,
+        help="registries.conf (v2) whose mirrors, prefix rewrites and blocked registries apply to every "
+        "pull (re-read when it changes; a missing file means none)",
     )
     parser.add_argument(
         "--signature-policy",
@@ -176,12 +185,15 @@ def manager_options(
 
 def registry_options(args: argparse.Namespace, *, cache_dir: Path, user_agent: str) -> oci.ClientOptions:
     """The registry client of a process started with the common flags: blobs under `cache_dir/blobs`,
-    the `--pull-cas-dir` CAs (re-read when they change), every image checked against the
-    `--signature-policy` file (re-read too). The `--global-pull-secret` credentials come later, from
-    `pullconfig.follow_global_pull_secret`."""
+    the `--pull-cas-dir` CAs and the `--registries-conf` mirrors (both re-read when they change),
+    the proxies the environment names (`HTTPS_PROXY`, `NO_PROXY`), and every image checked against
+    the `--signature-policy` file (re-read too). The `--global-pull-secret` credentials come later,
+    from `pullconfig.follow_global_pull_secret`."""
     return oci.ClientOptions(
         cache_dir=cache_dir / "blobs",
         ca_dir=args.pull_cas_dir,
+        registries_conf=args.registries_conf,
         user_agent=user_agent,
+        proxies=httpproxy.Proxies.from_environ(os.environ),
         verifier=oci.SignaturePolicy(args.signature_policy),
     )

@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from olm.operator_controller import main
+from olm.operator_controller import clusterextension, main
+from olm.operator_controller.clusterobjectset import IDENTITY_POLICY
+
+EXTENSION_POLICY = clusterextension.Options.identity_policy
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
 OPERATOR_CONTROLLER = MANIFESTS / "operator-controller"
@@ -71,7 +74,12 @@ def test_it_composes_with_catalogd_without_duplicate_objects() -> None:
     assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
     assert [d["metadata"]["name"] for d in theirs if d["kind"] == "Namespace"] == [SYSTEM_NAMESPACE]
     assert not [d for d in ours if d["kind"] == "Namespace"]
-    cluster_scoped = {"ClusterRole", "ClusterRoleBinding"}
+    cluster_scoped = {
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    }
     assert {d["metadata"].get("namespace") for d in ours if d["kind"] not in cluster_scoped} == {
         SYSTEM_NAMESPACE
     }
@@ -108,6 +116,23 @@ def test_what_the_process_reads_cluster_wide() -> None:
         "serviceaccounts.core",
         "customresourcedefinitions.apiextensions.k8s.io",
         "operatorconditions.operators.coreos.com",
+        "validatingadmissionpolicies.admissionregistration.k8s.io",
+        "validatingadmissionpolicybindings.admissionregistration.k8s.io",
+    }
+
+
+def test_the_identity_policies_are_read_by_their_names_only() -> None:
+    """The process checks that the shipped admission policies are in force; it may read no other."""
+    (role,) = _of_kind("ClusterRole")
+    (rule,) = [r for r in role["rules"] if "admissionregistration.k8s.io" in r["apiGroups"]]
+    assert rule["verbs"] == ["get"]
+    assert rule["resourceNames"] == [EXTENSION_POLICY, IDENTITY_POLICY]
+    documents = _documents(OPERATOR_CONTROLLER)
+    policies = [d for d in documents if d["kind"].startswith("ValidatingAdmissionPolicy")]
+    assert {(d["kind"], d["metadata"]["name"]) for d in policies} == {
+        (kind, name)
+        for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+        for name in (EXTENSION_POLICY, IDENTITY_POLICY)
     }
 
 

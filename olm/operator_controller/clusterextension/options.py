@@ -40,6 +40,10 @@ class Options:
     default_installer: Installer | None = None
     """The ServiceAccount extensions without `spec.serviceAccount` are installed as
     (`--default-service-account`); None holds them until they name one."""
+    identity_policy: str = "olm-clusterextension-identity"
+    """Name of the ValidatingAdmissionPolicy (and of its binding) that must be in force before an
+    extension is installed as the `spec.serviceAccount` it names (`identity_policy`);
+    empty: not checked, for clusters that enforce the same rule by other means."""
     retention_limit: int = 5
     """Archived revisions kept per extension; older ones are deleted."""
     retry_interval: float = 10.0

@@ -31,6 +31,7 @@ from olm.operator_controller.clusterextension.memo import Rendered, render_key
 from olm.operator_controller.clusterextension.options import Installer
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.status import Failure
+from olm.operator_controller.identity_policy import IdentityPolicy
 from olm.pipeline import plan
 from olm.pipeline.preflight import verdicts
 from olm.pipeline.render import CertManagerProvider
@@ -183,6 +184,11 @@ class Pipeline:
             certificates=CertManagerProvider() if context.options.bundle_webhooks else None,
         )
         self._kubernetes_version: tuple[float, semver.Version | None] | None = None
+        self._identity_policy = (
+            IdentityPolicy(context.client, context.options.identity_policy)
+            if context.options.identity_policy
+            else None
+        )
 
     async def _cluster_version(self) -> semver.Version | None:
         now = time.monotonic()
@@ -245,6 +251,15 @@ class Pipeline:
         API server before the reconcile fails."""
         if state.spec.service_account is not None:
             state.installer = Installer(state.spec.namespace, state.spec.service_account)
+            if self._identity_policy and (problem := await self._identity_policy.problem()):
+                return self._fail(
+                    state,
+                    api.REASON_BLOCKED,
+                    f"refusing to install as ServiceAccount {state.installer.namespace}/"
+                    f"{state.installer.name}: {problem}; it keeps requesters from naming a ServiceAccount "
+                    "they may not use themselves "
+                    "(apply manifests/operator-controller/identity-policies.yaml)",
+                )
         elif self.options.default_installer is not None:
             state.installer = self.options.default_installer
         else:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.operator_controller.clusterobjectset.identity import IDENTITY_POLICY
 from olm.operator_controller.clusterobjectset.options import Options
 from olm.operator_controller.clusterobjectset.reconciler import CONTROLLER_NAME, Reconciler
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, owning_revisions
@@ -29,7 +30,7 @@ from olm_runtime import controller
 from olm_runtime.controller import event, handler, source
 from olm_runtime.manager import Manager
 
-__all__ = ["CONTROLLER_NAME", "Options", "Reconciler", "setup_with_manager"]
+__all__ = ["CONTROLLER_NAME", "IDENTITY_POLICY", "Options", "Reconciler", "setup_with_manager"]
 
 
 async def setup_with_manager(manager: Manager, options: Options | None = None) -> controller.Controller:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from olm.api import names
+from olm.operator_controller.clusterobjectset.identity import IDENTITY_POLICY
 
 __all__ = ["Options"]
 
@@ -18,6 +19,10 @@ class Options:
     allow_own_identity: bool = False
     """Apply revisions without ServiceAccount annotations with the controller's own identity.
     Off by default: content is applied only as a ServiceAccount."""
+    identity_policy: str = IDENTITY_POLICY
+    """Name of the ValidatingAdmissionPolicy (and of its binding) that must be in force before a
+    revision is applied as the ServiceAccount it names (`identity.IdentityPolicy`); empty: not
+    checked, for clusters that enforce the same rule by other means."""
     field_manager: str = "olm.operatorframework.io/clusterobjectset"
     """Server-side apply field manager of every managed object (shared by all revisions, so a
     newer revision's apply removes fields an older one set and no longer wants)."""

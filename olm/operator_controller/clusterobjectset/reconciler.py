@@ -28,7 +28,12 @@ from olm.api import names, ownership, revisions
 from olm.api.extensionspec import RemovalPolicy
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller.clusterobjectset import probes, status, teardown
-from olm.operator_controller.clusterobjectset.identity import Identity, MissingIdentity, identity_for
+from olm.operator_controller.clusterobjectset.identity import (
+    Identity,
+    MissingIdentity,
+    identity_for,
+    named_account,
+)
 from olm.operator_controller.clusterobjectset.options import Options
 from olm.operator_controller.clusterobjectset.rollout import Rollout
 from olm.operator_controller.clusterobjectset.sources import (
@@ -40,6 +45,7 @@ from olm.operator_controller.clusterobjectset.sources import (
 )
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, selector_for
+from olm.operator_controller.identity_policy import IdentityPolicy
 from olm_runtime import cache, conditions, controller, events, finalizers, ownerrefs
 from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
@@ -113,6 +119,9 @@ class Reconciler:
         self.recorder = recorder
         self.options = options
         self._reported_phases: set[tuple[str, str]] = set()
+        self._identity_policy = (
+            IdentityPolicy(client, options.identity_policy) if options.identity_policy else None
+        )
         self.active_steps = _steps(
             (
                 self.resolve_identity,
@@ -185,6 +194,17 @@ class Reconciler:
             _log.info("drift watches stopped", informers=stopped)
 
     async def resolve_identity(self, state: State) -> Next:
+        account = named_account(state.cos)
+        if account and self._identity_policy and (problem := await self._identity_policy.problem()):
+            namespace, name = account
+            state.outcome = Outcome(
+                OutcomeKind.BLOCKED,
+                f"refusing to act as ServiceAccount {namespace}/{name}: {problem}; it keeps requesters "
+                "from naming a ServiceAccount they may not use themselves (apply "
+                "manifests/operator-controller/identity-policies.yaml)",
+            )
+            state.requeue_after = self.options.retry_interval
+            return STOP
         try:
             state.identity = identity_for(
                 state.cos, self.client, allow_own_identity=self.options.allow_own_identity

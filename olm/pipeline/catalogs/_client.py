@@ -7,7 +7,7 @@ import contextlib
 import ssl
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -18,6 +18,7 @@ from opentelemetry import trace
 
 from olm import oci
 from olm.api import conditions as api
+from olm.compat import httpproxy
 from olm.pipeline.catalogs._content import PackageContent, parse_lines, wanted
 from olm.pipeline.catalogs._errors import (
     CatalogNotServing,
@@ -70,6 +71,9 @@ class ClientOptions:
     ca_dir: Path | None = None
     """A directory of PEM bundles trusted too (`--catalogd-cas-dir`), re-read when its files change:
     the next connection uses what they hold then (`oci.TrustStore`)."""
+    proxies: httpproxy.Proxies = field(default_factory=httpproxy.Proxies)
+    """The HTTP(S) proxy of each request (operator-controller reads `HTTPS_PROXY`/`NO_PROXY` from
+    its environment); a refusing proxy is `CatalogUnreachable` naming it. Default: none."""
     connect_timeout: float = 10.0
     """Seconds to establish a connection (TCP and TLS)."""
     read_timeout: float = 60.0
@@ -281,16 +285,19 @@ class CatalogClient:
         body, is raised as `CatalogUnreachable`."""
         session = self._session_or_create()
         self._stats.requests += 1
+        proxy = self.options.proxies.for_url(url)
         with _span(ref, url, headers) as span:
             try:
                 async with session.get(
-                    url, headers=headers, timeout=self._timeout(), ssl=self._trust()
+                    url, headers=headers, timeout=self._timeout(), ssl=self._trust(), proxy=proxy
                 ) as response:
                     span.set_attribute("http.response.status_code", response.status)
                     yield response
             except _UNREACHABLE as err:
                 span.set_attribute("error.type", type(err).__name__)
-                raise CatalogUnreachable(ref.name, _unreachable(ref.name, err)) from err
+                failure = oci.proxy_failure(err, proxy, url)
+                message = _unreachable(ref.name, err) if failure is None else _through(ref.name, failure)
+                raise CatalogUnreachable(ref.name, message) from err
 
     def _parse(self, catalog: str, package: str, lines: list[bytes]) -> PackageContent:
         return parse_lines(catalog, package, lines, bundle_properties=self.options.bundle_properties)
@@ -387,6 +394,10 @@ def _check_status(catalog: str, status: int, excerpt: str) -> None:
 def _unreachable(catalog: str, err: BaseException) -> str:
     kind = "timed out" if isinstance(err, TimeoutError) else "unreachable"
     return f"catalog {catalog!r} content server {kind}: {type(err).__name__}: {err}".rstrip(": ")
+
+
+def _through(catalog: str, failure: str) -> str:
+    return f"catalog {catalog!r} content server unreachable: {failure}"
 
 
 DIGEST_HEADER = "Olm-Catalog-Digest"

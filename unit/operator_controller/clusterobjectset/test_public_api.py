@@ -8,6 +8,7 @@ from olm.operator_controller import clusterobjectset
 def test_exports() -> None:
     assert sorted(clusterobjectset.__all__) == [
         "CONTROLLER_NAME",
+        "IDENTITY_POLICY",
         "Options",
         "Reconciler",
         "setup_with_manager",
