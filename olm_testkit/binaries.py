@@ -7,7 +7,8 @@ OLM needs: kubelet and kube-proxy from the runtime's pinned Kubernetes module, a
 modules under `gomod/` here CoreDNS, the Pod sandbox program (`pause`, a program of this
 repository's own), cert-manager's controller and cainjector with its CRDs rendered from the pinned
 chart, the OpenTelemetry Collector, promtool, `operator-condition` (operator-lib's `conditions`
-package behind a small main, run by tests as an operator would use it) and OLM v0 (the olm and
+package behind a small main, run by tests as an operator would use it), cosign (signs the
+signature-policy tests' images) and OLM v0 (the olm and
 catalog operators of operator-lifecycle-manager as `olm-v0-olm` and `olm-v0-catalog`, the `opm`
 of operator-registry, and v0's CRDs as `olm-v0-crds.yaml`, read from the pinned module's source),
 which the migration tests run as an existing v0 cluster would (`olm_testkit.olmv0`).
@@ -223,11 +224,21 @@ OLM_V0 = Target(
     write_assets=write_olm_v0_crds,
 )
 
+# cosign signs the test images of the signature-policy tests (a key pair made in the test, classic
+# `.sig` signature images pushed to the local registry), as an image publisher would.
+COSIGN = Target(
+    module="cosign",
+    gomod=GOMOD_DIR,
+    packages=("github.com/sigstore/cosign/v2/cmd/cosign",),
+    binaries=("cosign",),
+)
+
 RUN_TARGETS = (*binaries.CONTROL_PLANE, KUBERNETES_NODE, COREDNS, PAUSE, CERT_MANAGER)
 """What `make run` starts: the control plane, a real node with CoreDNS, cert-manager."""
-TEST_TARGETS = (*RUN_TARGETS, OTELCOL, PROMTOOL, OPERATOR_CONDITION, OLM_V0)
+TEST_TARGETS = (*RUN_TARGETS, OTELCOL, PROMTOOL, OPERATOR_CONDITION, OLM_V0, COSIGN)
 """Everything: the tests also export traces to otelcol, check the alerting rules with promtool, set
-OperatorCondition conditions as an operator with operator-condition and run OLM v0 to migrate from."""
+OperatorCondition conditions as an operator with operator-condition, run OLM v0 to migrate from and
+sign images with cosign."""
 SETS = {"run": RUN_TARGETS, "test": TEST_TARGETS}
 TARGETS = TEST_TARGETS
 

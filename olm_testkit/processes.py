@@ -45,6 +45,10 @@ from olm_testkit import metricsreader
 REPO_ROOT = Path(__file__).resolve().parents[1]
 POLL_MINUTE_SECONDS = 1.0
 """catalogd's `OLM_TESTING_POLL_MINUTE_SECONDS` in tests: pollIntervalMinutes 1 is one second."""
+NO_SIGNATURE_POLICY = "no-signature-policy.json"
+"""The `--signature-policy` both processes get, in their work directory and never written: they
+accept every image whatever the host's /etc/containers/policy.json says. A test of the policy
+passes its own `--signature-policy` in `extra_args`, which comes later and wins."""
 UNSCOPED = f"!{testing_seams.SCOPE_LABEL}"
 """The processes' default `OLM_TESTING_SCOPE_SELECTOR`: every object but those a test scoped to a
 controller of its own (labelled `testing_seams.SCOPE_LABEL`)."""
@@ -289,6 +293,7 @@ class CatalogdProcess(Subprocess):
             f"--external-address={self.address}:{self.ports['catalogs']}",
             # A file that does not exist (no mirror rules), not the machine's: tests stay hermetic.
             f"--registries-conf={self.workdir / 'registries.conf'}",
+            f"--signature-policy={self.workdir / NO_SIGNATURE_POLICY}",
             "--log-format=console",
             "--log-level=info",
             *self.extra_args,
@@ -360,6 +365,7 @@ class OperatorControllerProcess(Subprocess):
             f"--cache-dir={self.cache_dir}",
             f"--catalogd-cas-dir={catalogd_cas}",
             f"--pull-cas-dir={pull_cas}",
+            f"--signature-policy={self.workdir / NO_SIGNATURE_POLICY}",
             f"--metrics-bind-address=127.0.0.1:{self.ports['metrics']}",
             f"--tls-cert={cert}",
             f"--tls-key={key}",

@@ -27,24 +27,31 @@ Promises:
   `RegistriesConf`) rewrites where images are pulled from, as containers/image does: the allowed
   mirrors in order, then the registry itself unless `blocked`. Whatever source serves an image, it
   is verified against the digest its own reference names and reported under that reference.
+- Signature policy (`SignaturePolicy`, `ClientOptions.verifier`): a containers-policy.json(5) file
+  decides per registry scope whether an image is accepted (`insecureAcceptAnything`, `reject`, cosign
+  `sigstoreSigned` with public keys); a refused image is not fetched past its manifest
+  (`SignatureRejected`). The file is re-read when it changes; without one, everything is accepted.
 - Each error type is a decision (`NotFound`, `Unauthorized`, `DigestMismatch`, `TooLarge`, ...),
   and messages are deterministic, fit for a status condition.
 
-Not provided: pushing, signature verification, plain HTTP, `registries.conf.d` drop-ins.
+Not provided: pushing, GPG (`signedBy`) and keyless (Fulcio, Rekor) signatures, plain HTTP,
+`registries.conf.d` drop-ins.
 Nothing here imports the catalogd or operator-controller processes: this is a shared leaf.
 """
 
 from olm.oci._auth import Challenge, Credentials, InvalidPullSecret, Keychain, parse_challenges
 from olm.oci._blobcache import BlobCache, BlobWriter
-from olm.oci._client import ClientOptions, PulledImage, RegistryClient
+from olm.oci._client import ClientOptions, PulledImage, RegistryClient, Verifier
 from olm.oci._digest import Digest
 from olm.oci._errors import (
     DigestMismatch,
     InvalidReference,
+    InvalidSignaturePolicy,
     NoMatchingPlatform,
     NotFound,
     ProtocolError,
     RegistryError,
+    SignatureRejected,
     SizeMismatch,
     TLSVerificationFailed,
     TooLarge,
@@ -70,15 +77,18 @@ from olm.oci._manifest import parse as parse_manifest
 from olm.oci._mirrors import DEFAULT_PATH as DEFAULT_REGISTRIES_CONF
 from olm.oci._mirrors import Blocked, InvalidRegistriesConf, RegistriesConf
 from olm.oci._mirrors import parse as parse_registries_conf
+from olm.oci._policy import Policy, Scope, parse_policy
 from olm.oci._proxy import proxy_failure
 from olm.oci._reference import Reference
 from olm.oci._retry import RetryPolicy
 from olm.oci._transport import Statistics
 from olm.oci._trust import TrustStore, bundle_files, ssl_context
 from olm.oci._unpack import CorruptLayer, EmptySelection, unpack_into, unpacked_path
+from olm.oci._verify import DEFAULT_POLICY_PATH, SignaturePolicy, VerifyStatistics
 
 __all__ = [
     "ACCEPT",
+    "DEFAULT_POLICY_PATH",
     "DEFAULT_REGISTRIES_CONF",
     "DOCKER_CONFIG",
     "DOCKER_MANIFEST",
@@ -105,9 +115,11 @@ __all__ = [
     "InvalidPullSecret",
     "InvalidReference",
     "InvalidRegistriesConf",
+    "InvalidSignaturePolicy",
     "Keychain",
     "NoMatchingPlatform",
     "NotFound",
+    "Policy",
     "ProtocolError",
     "PulledImage",
     "Reference",
@@ -115,6 +127,9 @@ __all__ = [
     "RegistryClient",
     "RegistryError",
     "RetryPolicy",
+    "Scope",
+    "SignaturePolicy",
+    "SignatureRejected",
     "SizeMismatch",
     "Statistics",
     "TLSVerificationFailed",
@@ -124,11 +139,14 @@ __all__ = [
     "Unauthorized",
     "UnsafeContent",
     "UnsupportedMediaType",
+    "Verifier",
+    "VerifyStatistics",
     "apply_layers",
     "bundle_files",
     "open_layer",
     "parse_challenges",
     "parse_manifest",
+    "parse_policy",
     "parse_registries_conf",
     "proxy_failure",
     "ssl_context",

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import aiohttp
 import orjson
@@ -34,6 +34,13 @@ _CHUNK = 1 << 16
 T = TypeVar("T")
 _Found = tuple[Reference | None, Digest, ImageManifest | ImageIndex]
 """A manifest, its digest, and the reference of the source that served it (None: the cache)."""
+
+
+class Verifier(Protocol):
+    """Decides whether an image may be pulled, once its digest is known (`SignaturePolicy`)."""
+
+    async def verify(self, client: RegistryClient, reference: Reference, digest: Digest) -> None:
+        """Raise a `RegistryError` to refuse `reference`, whose manifest is `digest`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +77,9 @@ class ClientOptions:
     `HTTPS_PROXY`/`NO_PROXY` from their environment); the default: none, every request direct."""
     trace_configs: tuple[aiohttp.TraceConfig, ...] = ()
     """aiohttp request tracing hooks (OpenTelemetry instrumentation, request counting in tests)."""
+    verifier: Verifier | None = None
+    """Checks every image `pull` resolves before its config and layers are fetched (the signature
+    policy); None pulls anything."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,8 +280,11 @@ class RegistryClient:
 
     async def pull(self, reference: Reference) -> PulledImage:
         """Resolve, fetch and verify the manifest, config and every layer of an image; the rest of
-        the image comes from the source that served its manifest, and is reported under `reference`."""
+        the image comes from the source that served its manifest, and is reported under `reference`.
+        With a `verifier`, nothing past the manifest is fetched for an image it refuses."""
         source, digest, document = await self._manifest(reference)
+        if self.options.verifier is not None:
+            await self.options.verifier.verify(self, reference, digest)
         canonical = reference.with_digest(digest)
         if isinstance(document, ImageIndex):
             chosen = document.choose(self.options.platform)

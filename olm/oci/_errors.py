@@ -58,3 +58,12 @@ class TransientError(RegistryError):
 
 class ProtocolError(RegistryError):
     """The registry answered something the distribution API does not allow."""
+
+
+class SignatureRejected(RegistryError):
+    """The signature policy refuses the image; the message names the image, the scope and the rule.
+    Worth retrying: a signature pushed or a policy changed later lets the image through."""
+
+
+class InvalidSignaturePolicy(RegistryError):
+    """The signature policy file cannot be read or parsed; every pull fails until it is fixed."""

@@ -2,7 +2,8 @@
 
 Both processes take the same connection, leader-election, serving, TLS (`tlsflags`), feature-gate
 (`featuregates`, each process with its own gates), registry-trust and logging flags; each adds its
-own. `add_common_flags` declares them; `parse` reads them, runs the checks that need every flag
+own (`--signature-policy`, the image signature policy, see docs/image-signatures.md).
+`add_common_flags` declares them; `parse` reads them, runs the checks that need every flag
 (feature gates, TLS profile) and sets `args.features` (each gate's state) and `args.tls` (the
 `tlsprofile.Profile` of every TLS server); `manager_options` turns them into the runtime's
 `ManagerOptions` and `registry_options` into the registry client's `oci.ClientOptions`;
@@ -103,6 +104,13 @@ def add_common_flags(
         "pull (re-read when it changes; a missing file means none)",
     )
     parser.add_argument(
+        "--signature-policy",
+        type=Path,
+        default=oci.DEFAULT_POLICY_PATH,
+        help="containers-policy.json(5) file that catalog and bundle images are verified against "
+        "(re-read when it changes; when it does not exist, every image is accepted, as upstream does)",
+    )
+    parser.add_argument(
         "--log-format",
         choices=logging.FORMATS,
         default="json",
@@ -177,13 +185,15 @@ def manager_options(
 
 def registry_options(args: argparse.Namespace, *, cache_dir: Path, user_agent: str) -> oci.ClientOptions:
     """The registry client of a process started with the common flags: blobs under `cache_dir/blobs`,
-    the `--pull-cas-dir` CAs and the `--registries-conf` mirrors (both re-read when they change), and
-    the proxies the environment names (`HTTPS_PROXY`, `NO_PROXY`). The `--global-pull-secret`
-    credentials come later, from `pullconfig.follow_global_pull_secret`."""
+    the `--pull-cas-dir` CAs and the `--registries-conf` mirrors (both re-read when they change),
+    the proxies the environment names (`HTTPS_PROXY`, `NO_PROXY`), and every image checked against
+    the `--signature-policy` file (re-read too). The `--global-pull-secret` credentials come later,
+    from `pullconfig.follow_global_pull_secret`."""
     return oci.ClientOptions(
         cache_dir=cache_dir / "blobs",
         ca_dir=args.pull_cas_dir,
         registries_conf=args.registries_conf,
         user_agent=user_agent,
         proxies=httpproxy.Proxies.from_environ(os.environ),
+        verifier=oci.SignaturePolicy(args.signature_policy),
     )

@@ -12,6 +12,15 @@ def test_oci_exports_exactly_these_names() -> None:
     assert sorted(oci.__all__) == sorted(
         [
             "ACCEPT",
+            "parse_policy",
+            "VerifyStatistics",
+            "Verifier",
+            "SignatureRejected",
+            "SignaturePolicy",
+            "Scope",
+            "Policy",
+            "InvalidSignaturePolicy",
+            "DEFAULT_POLICY_PATH",
             "proxy_failure",
             "DOCKER_CONFIG",
             "DOCKER_MANIFEST",
