@@ -65,7 +65,9 @@ async def fetch(client: RegistryClient, reference: Reference, digest: Digest) ->
     repository has no signature tag for it)."""
     location = Reference(reference.registry, reference.repository, signature_tag(digest), None)
     try:
-        _, document = await client.manifest(location)
+        # The source that served the signature image (a mirror, when registries.conf names one)
+        # serves its layers too, as for the image itself.
+        source, _, document = await client._manifest(location)
     except NotFound:
         return ()
     if not isinstance(document, ImageManifest):
@@ -77,7 +79,7 @@ async def fetch(client: RegistryClient, reference: Reference, digest: Digest) ->
             continue  # attestations and other artifacts may share the tag
         if layer.size > _MAX_PAYLOAD_BYTES:
             raise Refusal(f"a signature payload in {location} is larger than {_MAX_PAYLOAD_BYTES} bytes")
-        path = await client.blob(location, layer)
+        path = await client.blob(source or location, layer)
         found.append(Signature(payload=path.read_bytes(), signature=annotation))
     return tuple(found)
 
