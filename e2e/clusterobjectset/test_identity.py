@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from e2e.clusterobjectset.conftest import Revisions, config_map, deployment, exists, inline
-from olm_runtime.client import Client, kinds
+from olm.api import names
+from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing import settle
 
 
@@ -18,6 +21,49 @@ def role(namespace: str, resources: list[tuple[str, str]]) -> dict[str, Any]:
             {"apiGroups": [group], "resources": [resource], "verbs": ["*"]} for group, resource in resources
         ],
     }
+
+
+@contextlib.asynccontextmanager
+async def revision_finalizers(
+    client: Client, namespace: str, account: str, revision: str
+) -> AsyncIterator[None]:
+    """`account` may update the finalizers of `revision`, in effect when entered: every object is
+    written with a blockOwnerDeletion ownerReference to its revision, which the control plane's
+    OwnerReferencesPermissionEnforcement admission plugin admits only with this grant."""
+    name = f"{namespace}-{account}-finalizers"
+    rule = {"apiGroups": [names.GROUP], "resources": ["clusterobjectsets/finalizers"], "verbs": ["update"]}
+    await client.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name},
+            "rules": [{**rule, "resourceNames": [revision]}],
+        }
+    )
+    await client.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        }
+    )
+    try:
+        await settle.allowed(
+            client,
+            settle.service_account(namespace, account),
+            verb="update",
+            group=names.GROUP,
+            resource="clusterobjectsets",
+            subresource="finalizers",
+            name=revision,
+        )
+        yield
+    finally:
+        for gvk in (kinds.CLUSTER_ROLE_BINDING, kinds.CLUSTER_ROLE):
+            with contextlib.suppress(errors.NotFound):
+                await client.delete(gvk, name)
 
 
 async def test_without_service_account_annotations_the_revision_is_blocked(
@@ -58,15 +104,23 @@ async def test_forbidden_writes_are_reported_and_granting_the_role_lets_it_finis
         resource="configmaps",
         namespace=namespace,
     )
-    await revisions.create(
-        "limited",
-        [("config", inline(config_map("cfg", namespace))), ("deploy", inline(deployment("app", namespace)))],
-        service_account="limited",
-    )
-    retrying = await revisions.wait_for("limited", "Progressing", "True", "Retrying", contains="forbidden")
-    assert f"Deployment.v1.apps {namespace}/app as ServiceAccount {namespace}/limited" in retrying["message"]
-    assert f'system:serviceaccount:{namespace}:limited" cannot' in retrying["message"]
-    assert await exists(admin_client, kinds.CONFIG_MAP, "cfg", namespace)
+    async with revision_finalizers(admin_client, namespace, "limited", revisions.name("limited")):
+        await revisions.create(
+            "limited",
+            [
+                ("config", inline(config_map("cfg", namespace))),
+                ("deploy", inline(deployment("app", namespace))),
+            ],
+            service_account="limited",
+        )
+        retrying = await revisions.wait_for(
+            "limited", "Progressing", "True", "Retrying", contains="forbidden"
+        )
+        assert (
+            f"Deployment.v1.apps {namespace}/app as ServiceAccount {namespace}/limited" in retrying["message"]
+        )
+        assert f'system:serviceaccount:{namespace}:limited" cannot' in retrying["message"]
+        assert await exists(admin_client, kinds.CONFIG_MAP, "cfg", namespace)
 
-    await admin_client.apply(role(namespace, [("", "configmaps"), ("apps", "deployments")]), force=True)
-    await revisions.wait_for("limited", "Progressing", "True", "Succeeded")
+        await admin_client.apply(role(namespace, [("", "configmaps"), ("apps", "deployments")]), force=True)
+        await revisions.wait_for("limited", "Progressing", "True", "Succeeded")

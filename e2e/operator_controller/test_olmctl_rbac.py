@@ -33,9 +33,11 @@ import yaml
 from e2e.operator_controller.conftest import CustomCatalogs, Extensions, ServedCatalog, wait_installed
 from e2e.operator_controller.test_permissions_flow import PREAUTH, permission_lines
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.cli.main import EXIT_OK
 from olm.cli.rbac.leastprivilege import role_name
-from olm_runtime import conditions
+from olm.process import testing_seams
+from olm_runtime import conditions, ownerrefs
 from olm_runtime.client import Client, errors, kinds, load_config
 from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
@@ -302,6 +304,13 @@ SERVICE_ACCOUNT_RULE = {
     "verbs": ["delete", "get", "patch", "update"],
 }
 METRICS_RULE = {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
+# Every object is applied with a blockOwnerDeletion ownerReference to its revision, which the
+# control plane's OwnerReferencesPermissionEnforcement admission plugin admits only with this.
+REVISION_FINALIZERS_RULE = {
+    "apiGroups": [names.GROUP],
+    "resources": ["clusterobjectsets/finalizers"],
+    "verbs": ["update"],
+}
 
 
 @pytest.mark.parametrize(
@@ -319,6 +328,13 @@ METRICS_RULE = {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
             METRICS_RULE,
             'Namespace:"" Verbs:[get] NonResourceURLs:[/metrics]',
             id="a-rule-the-bundle-grants",
+        ),
+        pytest.param(
+            "ClusterRole",
+            REVISION_FINALIZERS_RULE,
+            'Namespace:"" APIGroups:[olm.operatorframework.io] Resources:[clusterobjectsets/finalizers] '
+            "ResourceNames:[{name}-1] Verbs:[update]",
+            id="the-finalizers-of-the-revision",
         ),
     ],
 )
@@ -372,10 +388,99 @@ async def test_with_one_rule_left_out_the_preflight_lists_exactly_that_rule(
             message = conditions.of(found, "Progressing")["message"]
             bundle = 'error for resolved bundle "kube-green.v0.7.1" with version "0.7.1": '
             assert message.startswith(bundle), message
-            assert permission_lines(message.removeprefix(bundle)) == [line.format(namespace=namespace)]
+            expected = line.format(namespace=namespace, name=name)
+            assert permission_lines(message.removeprefix(bundle)) == [expected]
             assert conditions.of(found, "Installed")["status"] == "False"
             await extensions.delete_and_wait_gone(name)
         finally:
+            await delete_cluster_scoped(kube, rbac)
+
+
+async def test_without_the_finalizers_rule_the_api_server_refuses_the_owner_reference_to_the_revision(
+    *,
+    olmctl: Olmctl,
+    pull: Pull,
+    kube: Client,
+    control_plane: ControlPlane,
+    community_catalog: ServedCatalog,
+    tmp_path: Path,
+) -> None:
+    """What the preflight's finalizers line stands for: the control plane runs the
+    OwnerReferencesPermissionEnforcement admission plugin, so an installer given what `olmctl rbac`
+    prints less that one rule is refused, by the API server itself, the write a rollout makes (an
+    object of the bundle with its revision as controller, `blockOwnerDeletion` set); with the rule
+    the same write is admitted."""
+    async with fresh_namespaces(kube, 1) as (namespace,):
+        account = await service_account(kube, namespace)
+        name = unique("green-owned")
+        argv = [
+            "kube-green",
+            "--namespace",
+            namespace,
+            "--service-account",
+            account,
+            "--extension-name",
+            name,
+        ]
+        rbac = await generated_rbac(
+            olmctl, *argv, "--version", "0.7.1", "--catalog", community_catalog.name, *pull("kube-green")
+        )
+        cluster_role = next(d for d in rbac if d["kind"] == "ClusterRole")
+        cluster_role["rules"].remove(REVISION_FINALIZERS_RULE)
+        # An object the generated RBAC lets the installer create and patch by name.
+        managed_name = "kube-green-controller-manager"
+        managed: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": managed_name, "namespace": namespace},
+        }
+        # The revision, as operator-controller would name it; labelled out of every test
+        # operator-controller's scope, so that nothing rolls it out.
+        revision = {
+            "apiVersion": CLUSTER_OBJECT_SET.api_version,
+            "kind": CLUSTER_OBJECT_SET.kind,
+            "metadata": {"name": f"{name}-1", "labels": {testing_seams.SCOPE_LABEL: namespace}},
+            "spec": {
+                "revision": 1,
+                "lifecycleState": "Active",
+                "collisionProtection": "Prevent",
+                "phases": [{"name": "rbac", "objects": [{"object": managed}]}],
+            },
+        }
+        try:
+            await apply_all(kube, rbac)
+            owner = await kube.create(revision)
+            owned = dict(managed)
+            ownerrefs.set_controller_reference(owner, owned)  # as the rollout writes it
+            assert [ref["blockOwnerDeletion"] for ref in ownerrefs.owner_references(owned)] == [True]
+            kubeconfig = await token_kubeconfig(
+                kube, control_plane, namespace=namespace, name=account, path=tmp_path / "kubeconfig"
+            )
+            async with await Client.connect(await load_config(kubeconfig=kubeconfig)) as as_installer:
+                with pytest.raises(errors.Forbidden) as refused:
+                    await as_installer.apply(owned, field_manager=FIELD_MANAGER, force=True)
+                assert "cannot set blockOwnerDeletion" in refused.value.message, refused.value.message
+                with pytest.raises(errors.NotFound):
+                    await kube.get(kinds.SERVICE_ACCOUNT, managed_name, namespace=namespace)
+
+                cluster_role["rules"].append(REVISION_FINALIZERS_RULE)
+                await kube.apply(cluster_role, field_manager=FIELD_MANAGER, force=True)
+                await settle.allowed(
+                    kube,
+                    settle.service_account(namespace, account),
+                    verb="update",
+                    group=names.GROUP,
+                    resource="clusterobjectsets",
+                    subresource="finalizers",
+                    name=f"{name}-1",
+                )
+                applied = await as_installer.apply(owned, field_manager=FIELD_MANAGER, force=True)
+            controller = ownerrefs.controller_of(applied)
+            assert controller is not None
+            assert controller["uid"] == owner["metadata"]["uid"]
+        finally:
+            with contextlib.suppress(errors.NotFound):
+                await kube.delete(CLUSTER_OBJECT_SET, f"{name}-1")
             await delete_cluster_scoped(kube, rbac)
 
 

@@ -37,6 +37,7 @@ from olm.pipeline.preflight.verdicts import (
     check_collisions,
     check_crd_safety,
     check_permissions,
+    next_revision,
 )
 from olm.pipeline.render import (
     CertificateProvider,
@@ -492,6 +493,9 @@ class Plan:
     permissions: Permissions | None
     """Also None when the spec names no ServiceAccount (operator-controller's default installer)."""
     collisions: Collisions | None
+    revision: str | None = None
+    """The ClusterObjectSet the rollout would create, whose finalizers the permission preflight
+    checks; None without preflights, or when the caller may not list ClusterObjectSets."""
 
 
 async def plan(
@@ -525,12 +529,17 @@ async def plan(
     objects = render(spec, bundle, unpacked.bundle, sources.certificates)
     watch = parse_config(unpacked.bundle.csv, spec.config, spec.namespace).watch_namespace
     client = sources.client
-    crd_safety = permissions = collisions = None
+    crd_safety = permissions = collisions = revision = None
     if preflights:
         crd_safety = await check_crd_safety(client, objects)
+        revision = await next_revision(client, request.extension)
         if spec.service_account is not None:  # else the default installer, which olmctl cannot see
             permissions = await check_permissions(
-                client, namespace=spec.namespace, service_account=spec.service_account, objects=objects
+                client,
+                namespace=spec.namespace,
+                service_account=spec.service_account,
+                objects=objects,
+                revision=revision,
             )
         collisions = await check_collisions(
             client, extension=request.extension, package=bundle.package, objects=objects
@@ -547,4 +556,5 @@ async def plan(
         crd_safety=crd_safety,
         permissions=permissions,
         collisions=collisions,
+        revision=revision,
     )

@@ -86,7 +86,11 @@ def _apiserver(layout: Layout) -> list[str]:
         # Added to the default plugins, which already call mutating and validating webhooks.
         # PodNodeSelector and PodTolerationRestriction let a namespace's annotations place its Pods
         # (the local cluster keeps OLM's own Pods on the real node, extension workloads on kwok).
-        "--enable-admission-plugins=NodeRestriction,PodNodeSelector,PodTolerationRestriction",
+        # OwnerReferencesPermissionEnforcement, as hardened clusters (OpenShift among them) run it:
+        # an ownerReference with blockOwnerDeletion needs `update` on the owner's `finalizers`, so
+        # tests find a controller or installer that lacks that grant.
+        "--enable-admission-plugins=NodeRestriction,PodNodeSelector,PodTolerationRestriction,"
+        "OwnerReferencesPermissionEnforcement",
         "--allow-privileged=true",
         "--profiling=false",
         "--v=1",

@@ -146,6 +146,30 @@ def test_secrets_and_leases_are_written_only_in_the_system_namespace() -> None:
     assert {r for rule in role["rules"] for r in rule["resources"]} == {"secrets", "leases"}
 
 
+def test_the_process_may_set_blocking_owner_references_to_what_it_owns() -> None:
+    """Under the OwnerReferencesPermissionEnforcement admission plugin, an ownerReference with
+    blockOwnerDeletion needs `update` on the owner's finalizers, and changing the ownerReferences
+    of an existing object needs `delete` on that object. The process writes two: a revision's to
+    its extension (when it creates the revision) and a content Secret's to its revision (patched
+    onto the Secret); the finalizers rules grant `update` and nothing more."""
+    (cluster_role,) = _of_kind("ClusterRole")
+    finalizers = {
+        resource
+        for rule in cluster_role["rules"]
+        if "update" in rule["verbs"]
+        for resource in rule["resources"]
+        if resource.endswith("/finalizers")
+    }
+    assert finalizers == {"clusterextensions/finalizers", "clusterobjectsets/finalizers"}
+    assert all(
+        rule["verbs"] == ["update"]
+        for rule in cluster_role["rules"]
+        if any(r.endswith("/finalizers") for r in rule["resources"])
+    )
+    (role,) = _of_kind("Role")
+    assert any("secrets" in rule["resources"] and "delete" in rule["verbs"] for rule in role["rules"])
+
+
 def test_no_binding_grants_cluster_admin_and_every_binding_names_our_service_account() -> None:
     (account,) = _of_kind("ServiceAccount")
     subject = {"kind": "ServiceAccount", "name": account["metadata"]["name"], "namespace": SYSTEM_NAMESPACE}

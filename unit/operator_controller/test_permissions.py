@@ -75,6 +75,7 @@ def test_exports() -> None:
         "error_message",
         "missing_permissions",
         "requirements",
+        "revision_requirement",
         "role_requirements",
         "unresolved_kinds",
     ]
@@ -309,6 +310,15 @@ def test_the_message_groups_verbs_per_namespace_group_resource_and_name_in_upstr
         '  Namespace:"ns" APIGroups:[apps] Resources:[deployments] ResourceNames:[op] Verbs:[get,update]\n'
         '  Namespace:"ns" APIGroups:[apps] Resources:[deployments] Verbs:[create]'
     )
+
+
+def test_the_revisions_finalizers_are_worded_as_upstream_names_them() -> None:
+    """The line an installer without `update` on its revision's finalizers gets: the subresource
+    in `Resources`, the revision by name, cluster-wide (ClusterObjectSets are cluster-scoped)."""
+    assert permissions.lines_of([permissions.revision_requirement("green-1")]) == [
+        'Namespace:"" APIGroups:[olm.operatorframework.io] Resources:[clusterobjectsets/finalizers] '
+        "ResourceNames:[green-1] Verbs:[update]"
+    ]
 
 
 def test_the_error_carries_the_missing_requirements_sorted() -> None:

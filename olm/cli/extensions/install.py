@@ -26,6 +26,7 @@ from olm.cli.extensions.parsers import catalog_selector
 from olm.cli.extensions.plan import extension_object, plan_install, pull_options
 from olm.cli.rbac.leastprivilege import installer_rbac
 from olm.cli.session import Session
+from olm.pipeline.plan import Plan
 from olm.pipeline.preflight.verdicts import Permissions, check_permissions
 from olm_runtime.client import errors
 
@@ -60,21 +61,27 @@ async def _create_service_account(
 
 
 async def _installer_permissions(
-    session: Session, namespace: str, account: str, objects: list[dict[str, Any]], *, just_granted: bool
+    session: Session, namespace: str, account: str, plan: Plan, *, just_granted: bool
 ) -> Permissions:
-    """The permission preflight; right after RBAC was applied, asked again for a few seconds while
-    it reports missing permissions, because the API server's authorizer sees new bindings from its
-    own cache, a moment later."""
-    result = await check_permissions(
-        session.client, namespace=namespace, service_account=account, objects=objects
-    )
+    """The permission preflight of `plan`; right after RBAC was applied, asked again for a few
+    seconds while it reports missing permissions, because the API server's authorizer sees new
+    bindings from its own cache, a moment later."""
+
+    async def check() -> Permissions:
+        return await check_permissions(
+            session.client,
+            namespace=namespace,
+            service_account=account,
+            objects=plan.objects,
+            revision=plan.revision,
+        )
+
+    result = await check()
     for _ in range(GRANT_PROPAGATION_SECONDS if just_granted else 0):
         if result.ok:
             break
         await asyncio.sleep(1)
-        result = await check_permissions(
-            session.client, namespace=namespace, service_account=account, objects=objects
-        )
+        result = await check()
     return result
 
 
@@ -145,7 +152,7 @@ async def install(session: Session, args: argparse.Namespace) -> int:
         if crd_safety is not None and not crd_safety.problems:
             await _create_service_account(session, args.namespace, args.service_account, rbac)
         permissions = await _installer_permissions(
-            session, args.namespace, args.service_account, plan.objects, just_granted=bool(rbac)
+            session, args.namespace, args.service_account, plan, just_granted=bool(rbac)
         )
     data = preview.plan_data(plan, permissions=permissions)
     if args.output == "table":

@@ -688,11 +688,14 @@ class Pipeline:
         is reported and nothing is created."""
         check = metrics.PreflightCheck.PERMISSIONS
         assert state.installer is not None  # check_service_account set it or stopped
+        # The revision `apply` creates next, which will own every object (its finalizers are checked).
+        revision = f"{state.extension['metadata']['name']}-{state.states.next_number}"
         verdict = await verdicts.check_permissions(
             self.client,
             namespace=state.installer.namespace,
             service_account=state.installer.name,
             objects=state.objects,
+            revision=revision,
             account_known=True,  # `check_service_account` saw it
         )
         if verdict.not_checked is not None:

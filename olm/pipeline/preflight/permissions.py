@@ -22,14 +22,21 @@ What the ServiceAccount needs, per object of the rollout (`requirements`):
   the role is part of the rollout, holding its rules (checked above) suffices; if the ServiceAccount
   only may `escalate` that role, it needs `bind` on it as well.
 
+Per revision, `revision_requirement(name)`: `update` on `clusterobjectsets/finalizers` of the
+ClusterObjectSet the objects will belong to. Every object is applied with an ownerReference to its
+revision that sets `blockOwnerDeletion`, and the API server's `OwnerReferencesPermissionEnforcement`
+admission plugin (hardened clusters enable it) admits that only from a user who may update the
+owner's finalizers. Upstream checks the same, under the revision's name.
+
 Kinds are resolved to resources by the `resources(apiVersion, kind)` callback; kinds it does not
 know are taken from CustomResourceDefinitions of the same rollout, and kinds still unknown are
 skipped (`unresolved_kinds` lists them; applying them would fail on their own).
 
 `missing_permissions(client, ...)` resolves kinds through discovery and asks the API server with one
-SubjectAccessReview per requirement (at most `CONCURRENCY` at a time), first whether the ServiceAccount
-may `escalate` each role, then only the rules of roles it may not. It returns the denied
-requirements, sorted; `MissingPermissionsError(missing)` words them as upstream does.
+SubjectAccessReview per requirement (the revision's among them, when it is named), at most
+`CONCURRENCY` at a time: first whether the ServiceAccount may `escalate` each role, then only the
+rules of roles it may not. It returns the denied requirements, sorted;
+`MissingPermissionsError(missing)` words them as upstream does.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import names
 from olm.compat.goformat import go_quote
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, errors, kinds
 
@@ -52,6 +60,7 @@ __all__ = [
     "error_message",
     "missing_permissions",
     "requirements",
+    "revision_requirement",
     "role_requirements",
     "unresolved_kinds",
 ]
@@ -218,6 +227,12 @@ def _plan(objects: Sequence[Mapping[str, Any]], resources: Resources) -> _Plan:
     return plan
 
 
+def revision_requirement(revision: str) -> Requirement:
+    """`update` on the finalizers of ClusterObjectSet `revision`, which the objects applied as part
+    of it name as their owner with `blockOwnerDeletion` (see module)."""
+    return Requirement("", names.GROUP, "clusterobjectsets/finalizers", revision, "update")
+
+
 def requirements(objects: Sequence[Mapping[str, Any]], resources: Resources) -> list[Requirement]:
     """Everything the ServiceAccount must be allowed to do to roll out `objects`, assuming it may not
     `escalate` the rollout's roles (so their rules count), deduplicated and sorted. Objects whose kind
@@ -314,12 +329,20 @@ async def _resource_table(
 
 
 async def missing_permissions(
-    client: Client, *, namespace: str, service_account: str, objects: Sequence[Mapping[str, Any]]
+    client: Client,
+    *,
+    namespace: str,
+    service_account: str,
+    objects: Sequence[Mapping[str, Any]],
+    revision: str | None = None,
 ) -> list[Requirement]:
     """The requirements of `objects` that ServiceAccount `namespace/service_account` is denied, sorted
-    (empty when it may do everything). `client` needs `create` on subjectaccessreviews."""
+    (empty when it may do everything); with `revision`, the name of the ClusterObjectSet that will
+    own them, also its `revision_requirement`. `client` needs `create` on subjectaccessreviews."""
     table = await _resource_table(client, objects)
     plan = _plan(objects, lambda api_version, kind: table.get((api_version, kind)))
+    if revision is not None:
+        plan.direct.add(revision_requirement(revision))
     reviewer = _Reviewer(client, namespace, service_account)
     # Round one: the object permissions and whether each role may be escalated; round two only for
     # the roles that may not (their rules), or that may (the bindings that reference them).

@@ -7,7 +7,8 @@ objects a bundle would apply) is reported as not checked, with the reason, inste
 
 - `check_crd_safety`: every CRD of the objects against the cluster's CRD of that name (`crdupgradesafety`).
 - `check_permissions`: what the extension's ServiceAccount is denied of what the objects need
-  (`permissions`).
+  (`permissions`), the finalizers of the revision that will own them included when it is named
+  (`next_revision` names it for a caller outside operator-controller).
 - `check_collisions`: which objects exist and are controlled by something the new revision may not
   take over (the rules of `olm.api.ownership`, under the `Prevent` collision protection every
   ClusterExtension revision uses): what the rollout would otherwise find, and wait on, only once
@@ -23,6 +24,7 @@ from typing import Any
 
 from olm.api import names, ownership
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.api.revisions import owner_selector
 from olm.pipeline.preflight import crdupgradesafety, permissions
 from olm_runtime import ownerrefs
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds
@@ -34,6 +36,7 @@ __all__ = [
     "check_collisions",
     "check_crd_safety",
     "check_permissions",
+    "next_revision",
 ]
 
 REVISION_COLLISION_PROTECTION = "Prevent"
@@ -159,10 +162,12 @@ async def check_permissions(
     namespace: str,
     service_account: str,
     objects: Sequence[Mapping[str, Any]],
+    revision: str | None = None,
     account_known: bool = False,
 ) -> Permissions:
     """Whether `namespace/service_account` may roll out `objects` (one SubjectAccessReview per
-    requirement). `account_known`: the caller has already seen the ServiceAccount (operator-controller
+    requirement) as part of the ClusterObjectSet named `revision` (None: its finalizers are not
+    checked). `account_known`: the caller has already seen the ServiceAccount (operator-controller
     checks it in a step of its own), so it is not read again."""
     verdict = Permissions(namespace=namespace, service_account=service_account)
     if not account_known:
@@ -176,7 +181,7 @@ async def check_permissions(
             )
     try:
         missing = await permissions.missing_permissions(
-            client, namespace=namespace, service_account=service_account, objects=objects
+            client, namespace=namespace, service_account=service_account, objects=objects, revision=revision
         )
     except permissions.PermissionCheckError as err:
         return Permissions(namespace=namespace, service_account=service_account, not_checked=str(err))
@@ -191,6 +196,18 @@ def _gvk(obj: Mapping[str, Any]) -> GroupVersionKind:
     return GroupVersionKind(group, version, str(obj.get("kind")))
 
 
+async def next_revision(client: Client, extension: str) -> str | None:
+    """The name of the ClusterObjectSet the next rollout of ClusterExtension `extension` creates
+    (`<extension>-<n+1>`, n its newest revision's number, as `applier.revisions` numbers them), or
+    None when the caller may not list ClusterObjectSets."""
+    try:
+        listed = await client.list(CLUSTER_OBJECT_SET, label_selector=owner_selector(extension))
+    except errors.Forbidden:
+        return None
+    number = max((ownership.Revision.of(item).number for item in listed.items), default=0) + 1
+    return f"{extension}-{number}"
+
+
 async def check_collisions(
     client: Client, *, extension: str, package: str, objects: Sequence[Mapping[str, Any]]
 ) -> Collisions:
@@ -199,7 +216,7 @@ async def check_collisions(
     `Prevent` also refuses; a CRD an earlier installation of `package` kept is adopted). Reads each
     object once; kinds the cluster does not serve yet (a CRD
     of the same rollout) cannot collide."""
-    selector = f"{names.OWNER_KIND_LABEL}={names.CLUSTER_EXTENSION},{names.OWNER_NAME_LABEL}={extension}"
+    selector = owner_selector(extension)
     try:
         listed = await client.list(CLUSTER_OBJECT_SET, label_selector=selector)
     except errors.Forbidden as err:
