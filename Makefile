@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-install bench-tracing bench-olmctl cluster-binaries cluster-up cluster-down cluster-status image fuzz soak flake-hunt bench-upstream
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-signatures bench-install bench-tracing bench-olmctl cluster-binaries cluster-up cluster-down cluster-status image fuzz soak flake-hunt bench-upstream
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -22,6 +22,7 @@ help:
 	@echo "make bench-runtime  olm_runtime against controller-runtime and kopf (figures, not tests)"
 	@echo "make bench-cos      ClusterObjectSet rollout times and API requests (figures, not tests)"
 	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
+	@echo "make bench-signatures catalogd ingest with and without a signature policy (figures)"
 	@echo "make bench-install  operator-controller install and resolution times, memory, requests (figures)"
 	@echo "make bench-tracing  install time, CPU and memory of operator-controller with tracing off vs on (figures)"
 	@echo "make bench-olmctl   olmctl --help, search, list, status: wall and CPU time, now vs HEAD (figures)"
@@ -116,6 +117,12 @@ bench-runtime: deps
 
 bench-catalogd: deps
 	$(UV_RUN) python -m hack.bench.catalogd.serve
+
+# catalogd ingest of a certified-sized catalog with and without a sigstoreSigned policy (signs with
+# cosign, one of the test binaries).
+bench-signatures: BINARIES = test
+bench-signatures: deps
+	$(UV_RUN) python -m hack.bench.catalogd.signatures
 
 bench-cos: deps
 	$(UV_RUN) python -m hack.bench.cos.rollout
