@@ -34,7 +34,10 @@ __all__ = [
     "granted_by_default",
     "grants",
     "read",
+    "refused",
     "summary",
+    "uncovered",
+    "unused",
 ]
 
 _CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
@@ -196,6 +199,25 @@ def granted_by_default(request: Request) -> bool:
         and request.group == "authorization.k8s.io"
         and request.resource in _SELF_REVIEWS
     )
+
+
+def refused(requests: Iterable[Request]) -> list[str]:
+    """The requests the authorizer refused, described."""
+    return [r.describe() for r in requests if not r.allowed or r.code == 403]
+
+
+def uncovered(requests: Iterable[Request], grants: Iterable[Grant]) -> list[str]:
+    """The requests no grant allows (but those every user may make), described."""
+    grants = list(grants)
+    return [
+        r.describe() for r in requests if not granted_by_default(r) and not any(covers(g, r) for g in grants)
+    ]
+
+
+def unused(grants: Iterable[Grant], requests: Iterable[Request]) -> list[Grant]:
+    """The grants no request needed."""
+    requests = list(requests)
+    return [g for g in grants if not any(covers(g, r) for r in requests)]
 
 
 def summary(requests: Iterable[Request]) -> dict[str, int]:

@@ -198,3 +198,15 @@ def test_granted_by_default_is_discovery_and_self_reviews(
 ) -> None:
     request = _request(verb=verb, path=path, group=group, resource=resource)
     assert audit.granted_by_default(request) is expected
+
+
+def test_refused_uncovered_and_unused_are_what_the_rbac_proofs_assert() -> None:
+    lease = _request(**LEASE)
+    forbidden = _request(**{**LEASE, "verb": "delete", "code": 403, "allowed": False})
+    discovery = _request(verb="get", path="/apis")
+    grants = audit.grants([ROLE, CLUSTER_ROLE])
+    assert audit.refused([lease, forbidden, discovery]) == [forbidden.describe()]
+    assert audit.uncovered([lease, forbidden, discovery], grants) == [forbidden.describe()]
+    used = [g for g in grants if audit.covers(g, lease)]
+    assert used
+    assert audit.unused(grants, [lease, discovery]) == [g for g in grants if g not in used]
