@@ -71,6 +71,14 @@ def apply_layers(layers: Iterable[IO[bytes]], dest: Path, options: ExtractOption
         run.stats.layer_paths = set()
         with tarfile.open(fileobj=layer, mode="r|") as tar:
             for member in tar:
+                # Checked for every entry, extracted or skipped: to reach the next header, tarfile
+                # reads past the size an entry declares, and on a stream that ends first it keeps
+                # reading nothing, one block at a time (a terabyte declared is hours of CPU).
+                if member.size > options.max_total_bytes:
+                    raise UnsafeContent(
+                        f"layer {index}, entry {member.name!r}: declares {member.size} bytes, larger than "
+                        f"the limit of {options.max_total_bytes} bytes"
+                    )
                 run.apply(tar, member, index)
     verify_tree(dest)
     return run.stats

@@ -190,3 +190,12 @@ def test_a_declared_size_past_the_data_is_a_corrupt_layer() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         outcome = unpack(Path(scratch), [lying_size("configs/x", 1 << 12, b"short")], compressed=False)
         assert isinstance(outcome, oci.CorruptLayer), outcome
+
+
+def test_an_entry_declaring_more_than_the_limit_is_refused_even_when_skipped() -> None:
+    """Before the fix, reaching the next header meant reading a terabyte of nothing past the end of
+    the stream, block by block: hours of CPU for a few hundred bytes of layer."""
+    with tempfile.TemporaryDirectory() as scratch:
+        outcome = unpack(Path(scratch), [lying_size("elsewhere/x", 1 << 40, b"short")], compressed=True)
+        assert isinstance(outcome, oci.UnsafeContent), outcome
+        assert f"entry 'elsewhere/x': declares {1 << 40} bytes, larger than the limit" in str(outcome)
