@@ -23,11 +23,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import structlog
-
-from olm.oci import _sigstore
 from olm.oci._digest import Digest
 from olm.oci._errors import InvalidSignaturePolicy, SignatureRejected
 from olm.oci._policy import (
@@ -49,7 +46,15 @@ __all__ = ["DEFAULT_POLICY_PATH", "SignaturePolicy", "VerifyStatistics"]
 DEFAULT_POLICY_PATH = Path("/etc/containers/policy.json")
 
 _Fingerprint = tuple[int, int, int, int] | None
-_log = structlog.get_logger("olm.oci.signatures")  # olm.oci is a leaf: no olm_runtime import
+
+
+def _log() -> Any:
+    """structlog's logger (olm.oci is a leaf: no olm_runtime import), imported only when a policy is
+    in force, as `_sigstore` (and with it `cryptography`) is: olmctl commands that pull without a
+    policy load neither (unit/cli/test_imports.py)."""
+    import structlog  # noqa: PLC0415
+
+    return structlog.get_logger("olm.oci.signatures")
 
 
 @dataclass(slots=True)
@@ -112,9 +117,9 @@ class SignaturePolicy:
             if why is not None:
                 self._statistics.refused += 1
                 rule = f"{requirement.name} for {scope}"
-                _log.info("signature_policy.refused", image=str(reference), rule=rule, reason=why)
+                _log().info("signature_policy.refused", image=str(reference), rule=rule, reason=why)
                 raise SignatureRejected(f"image {reference} rejected by the signature policy: {rule}: {why}")
-        _log.info(
+        _log().info(
             "signature_policy.accepted",
             image=str(reference),
             digest=str(digest),
@@ -133,6 +138,8 @@ class SignaturePolicy:
             return (
                 f"{requirement.what} not supported: only public-key sigstoreSigned signatures can be checked"
             )
+        from olm.oci import _sigstore  # noqa: PLC0415 (cryptography only when a signature is checked)
+
         try:
             keys = _sigstore.load_keys(requirement)
             signatures = await _sigstore.fetch(client, reference, digest)
