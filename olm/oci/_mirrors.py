@@ -29,7 +29,6 @@ means no rules; a file that does not parse makes every pull fail, naming the fil
 from __future__ import annotations
 
 import enum
-import os
 import tomllib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from olm.oci._errors import InvalidReference, RegistryError
+from olm.oci._followed import Followed
 from olm.oci._reference import Reference
 
 T = TypeVar("T")
@@ -301,41 +301,28 @@ class RegistriesConf:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.generation = 0
+        self._followed = Followed(lambda: () if path is None else (path,), _read)
+
+    @property
+    def generation(self) -> int:
         """How many times the file was read: one more per change seen."""
-        self._fingerprint: tuple[int, int, int, int] | None = None
-        self._config: Config | InvalidRegistriesConf = Config(origin=str(path or DEFAULT_PATH))
+        return self._followed.generation
 
     def current(self) -> Config:
         """The rules as the file holds them now; raises `InvalidRegistriesConf` while it is broken."""
-        if self.path is not None:
-            fingerprint = _fingerprint(self.path)
-            if fingerprint != self._fingerprint:
-                self._fingerprint = fingerprint
-                self.generation += 1
-                self._config = self._read(self.path)
-        if isinstance(self._config, InvalidRegistriesConf):
-            raise self._config
-        return self._config
-
-    @staticmethod
-    def _read(path: Path) -> Config | InvalidRegistriesConf:
-        try:
-            data = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return Config(origin=str(path))
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            return InvalidRegistriesConf(f"{path} cannot be read: {reason}")
-        try:
-            return parse(data, str(path))
-        except InvalidRegistriesConf as error:
-            return error
+        return self._followed.current()
 
 
-def _fingerprint(path: Path) -> tuple[int, int, int, int]:
+def _read(paths: tuple[Path, ...]) -> Config:
+    """The rules `registries.conf` holds (none when it is unset or absent)."""
+    if not paths:
+        return Config(origin=str(DEFAULT_PATH))
+    (path,) = paths
     try:
-        stat = os.stat(path)
-    except OSError:
-        return (-1, -1, -1, -1)
-    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        data = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config(origin=str(path))
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise InvalidRegistriesConf(f"{path} cannot be read: {reason}") from None
+    return parse(data, str(path))

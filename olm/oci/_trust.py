@@ -1,11 +1,10 @@
 """The CAs a registry's certificate is checked against, following their files as they change.
 
 `TrustStore` is the system's trust store plus extra PEM bundles: files named outright and the
-`.crt`/`.pem` files of a directory. `context()` returns the `ssl.SSLContext` to connect with; it
-compares a cheap fingerprint of the bundles (the directory's listing, and each file's device, inode,
-size and modification time, symlinks followed) with the one of the context it last built, and
-builds a new context only when they differ. That is what a mounted ConfigMap needs: the kubelet
-updates one by swapping a `..data` symlink, so the names stay and what they point at changes.
+`.crt`/`.pem` files of a directory. `context()` returns the `ssl.SSLContext` to connect with, built
+again only when the directory's listing or a bundle's stat changes (`Followed`): what a mounted
+ConfigMap needs, since the kubelet swaps a `..data` symlink, so the names stay and what they point
+at changes.
 
 aiohttp keys pooled connections by their SSL context, so after a change no connection opened with
 the old trust is reused: the next request connects, and verifies, with the new one. A bundle that
@@ -14,15 +13,13 @@ cannot be loaded makes `context()` raise `TLSVerificationFailed` naming the file
 
 from __future__ import annotations
 
-import os
 import ssl
 from pathlib import Path
 
 from olm.oci._errors import TLSVerificationFailed
+from olm.oci._followed import Followed
 
 _SUFFIXES = (".crt", ".pem")
-
-_Fingerprint = tuple[tuple[str, int, int, int, int], ...]
 
 
 def bundle_files(directory: Path | None) -> tuple[Path, ...]:
@@ -47,39 +44,16 @@ class TrustStore:
     def __init__(self, files: tuple[Path, ...] = (), directory: Path | None = None) -> None:
         self.files = files
         self.directory = directory
-        self.generation = 0
+        self._followed = Followed(lambda: (*self.files, *bundle_files(self.directory)), _build)
+
+    @property
+    def generation(self) -> int:
         """How many contexts were built: 1 after the first `context()`, one more per change."""
-        self._fingerprint: _Fingerprint | None = None
-        self._context: ssl.SSLContext | None = None
-        self._error: TLSVerificationFailed | None = None
+        return self._followed.generation
 
     def context(self) -> ssl.SSLContext:
         """The context for the next connection: the last one built, unless a bundle changed since."""
-        paths = (*self.files, *bundle_files(self.directory))
-        fingerprint = _fingerprint(paths)
-        if fingerprint != self._fingerprint:
-            self._fingerprint = fingerprint
-            self.generation += 1
-            try:
-                self._context, self._error = _build(paths), None
-            except TLSVerificationFailed as error:
-                self._context, self._error = None, error
-        if self._error is not None:
-            raise self._error
-        assert self._context is not None
-        return self._context
-
-
-def _fingerprint(paths: tuple[Path, ...]) -> _Fingerprint:
-    stats = []
-    for path in paths:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            stats.append((str(path), -1, -1, -1, -1))  # gone: loading it will say so
-            continue
-        stats.append((str(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns))
-    return tuple(stats)
+        return self._followed.current()
 
 
 def _build(paths: tuple[Path, ...]) -> ssl.SSLContext:

@@ -3,8 +3,8 @@
 The registry client calls `verify` once an image's digest is resolved and before it fetches the
 image's config or any layer (`ClientOptions.verifier`), so a refused image is never downloaded, let
 alone unpacked. The file (`/etc/containers/policy.json` by default, the path upstream's
-containers/image reads) is re-read when its device, inode, size or modification time change, as
-they do when the kubelet updates a mounted ConfigMap. Like upstream, a missing file means
+containers/image reads) is re-read when it changes (`Followed`), as when the kubelet updates a
+mounted ConfigMap. Like upstream, a missing file means
 `insecureAcceptAnything` for everything; a file that does not parse refuses every pull with a
 message naming the file and the problem, until it is fixed.
 
@@ -20,13 +20,13 @@ the opt-in.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from olm.oci._digest import Digest
 from olm.oci._errors import InvalidSignaturePolicy, SignatureRejected
+from olm.oci._followed import Followed
 from olm.oci._policy import (
     InsecureAcceptAnything,
     Policy,
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_POLICY_PATH", "SignaturePolicy", "VerifyStatistics"]
 
 DEFAULT_POLICY_PATH = Path("/etc/containers/policy.json")
-
-_Fingerprint = tuple[int, int, int, int] | None
 
 
 def _log() -> Any:
@@ -73,9 +71,7 @@ class SignaturePolicy:
 
     def __init__(self, path: Path = DEFAULT_POLICY_PATH) -> None:
         self.path = path
-        self._fingerprint: _Fingerprint = None
-        self._policy: Policy | None = None
-        self._error: InvalidSignaturePolicy | None = None
+        self._followed = Followed(lambda: (path,), _load)
         self._statistics = VerifyStatistics()
 
     def statistics(self) -> VerifyStatistics:
@@ -83,26 +79,7 @@ class SignaturePolicy:
 
     def current(self) -> Policy | None:
         """The policy in force now; None when the file does not exist (accept anything)."""
-        fingerprint = _fingerprint(self.path)
-        if fingerprint != self._fingerprint:
-            self._fingerprint = fingerprint
-            self._policy, self._error = self._load() if fingerprint is not None else (None, None)
-        if self._error is not None:
-            raise self._error
-        return self._policy
-
-    def _load(self) -> tuple[Policy | None, InvalidSignaturePolicy | None]:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return None, None
-        except OSError as error:
-            reason = error.strerror or str(error)
-            return None, InvalidSignaturePolicy(f"the signature policy {self.path} cannot be read: {reason}")
-        try:
-            return parse_policy(data), None
-        except PolicyFormatError as error:
-            return None, InvalidSignaturePolicy(f"the signature policy {self.path} is invalid: {error}")
+        return self._followed.current()
 
     async def verify(self, client: RegistryClient, reference: Reference, digest: Digest) -> None:
         """Raise `SignatureRejected` unless every requirement of `reference`'s scope accepts the
@@ -157,9 +134,16 @@ class SignaturePolicy:
         return f"no signature accepted of {len(signatures)}: {'; '.join(sorted(reasons))}"
 
 
-def _fingerprint(path: Path) -> _Fingerprint:
+def _load(paths: tuple[Path, ...]) -> Policy | None:
+    (path,) = paths
     try:
-        stat = os.stat(path)
-    except OSError:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return None
-    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise InvalidSignaturePolicy(f"the signature policy {path} cannot be read: {reason}") from None
+    try:
+        return parse_policy(data)
+    except PolicyFormatError as error:
+        raise InvalidSignaturePolicy(f"the signature policy {path} is invalid: {error}") from None
