@@ -32,16 +32,20 @@ EXTENSION_POLICY = clusterextension.Options.identity_policy
 AUTHOR = "author"
 
 
-def _rbac(kind: str, name: str, namespace: str | None, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A Role (or ClusterRole) with `rules` and its binding to the author."""
-    metadata: dict[str, Any] = {"name": name} | ({"namespace": namespace} if namespace else {})
+def _rbac(
+    name: str, rules: list[dict[str, Any]], *, author_namespace: str, role_namespace: str | None = None
+) -> list[dict[str, Any]]:
+    """A Role in `role_namespace` (a ClusterRole without one) with `rules`, and its binding to the
+    author of `author_namespace`."""
+    kind = "Role" if role_namespace else "ClusterRole"
+    metadata: dict[str, Any] = {"name": name} | ({"namespace": role_namespace} if role_namespace else {})
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": metadata, "rules": rules}
     binding = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": f"{kind}Binding",
         "metadata": metadata,
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": AUTHOR, "namespace": namespace or ""}],
+        "subjects": [{"kind": "ServiceAccount", "name": AUTHOR, "namespace": author_namespace}],
     }
     return [role, binding]
 
@@ -60,9 +64,7 @@ async def author(admin_client: Client, namespace: str, olm_crds: None) -> AsyncI
             "verbs": ["get", "create", "patch", "update", "delete"],
         }
     ]
-    role, binding = _rbac("ClusterRole", name, None, rules)
-    binding["subjects"][0]["namespace"] = namespace
-    for document in (role, binding):
+    for document in _rbac(name, rules, author_namespace=namespace):
         await admin_client.apply(document, field_manager="e2e-identity-policy", force=True)
     subject = settle.service_account(namespace, AUTHOR)
     await settle.allowed(
@@ -169,7 +171,7 @@ async def test_a_requester_who_may_act_as_the_account_may_name_it(
     admin_client: Client, author: Client, namespace: str, account: str, rule: dict[str, Any]
 ) -> None:
     grant = {"apiGroups": [""], "resourceNames": [account]} | rule
-    for document in _rbac("Role", "act-as-installer", namespace, [grant]):
+    for document in _rbac("act-as-installer", [grant], author_namespace=namespace, role_namespace=namespace):
         await admin_client.apply(document, field_manager="e2e-identity-policy", force=True)
     resource, _, subresource = rule["resources"][0].partition("/")
     await settle.allowed(
@@ -227,8 +229,13 @@ async def test_a_cluster_extension_naming_an_account_the_requester_may_not_use_i
     del anonymous["spec"]["serviceAccount"]
     await author.create(anonymous, dry_run=True)
 
-    grant = {"apiGroups": [""], "resources": ["serviceaccounts/token"], "resourceNames": [account]}
-    for document in _rbac("Role", "act-as-installer", namespace, [grant | {"verbs": ["create"]}]):
+    grant = {
+        "apiGroups": [""],
+        "resources": ["serviceaccounts/token"],
+        "resourceNames": [account],
+        "verbs": ["create"],
+    }
+    for document in _rbac("act-as-installer", [grant], author_namespace=namespace, role_namespace=namespace):
         await admin_client.apply(document, field_manager="e2e-identity-policy", force=True)
     await settle.allowed(
         admin_client,

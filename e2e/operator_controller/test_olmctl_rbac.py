@@ -111,6 +111,16 @@ async def generated_rbac(olmctl: Olmctl, *argv: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(result.out) if d]
 
 
+async def kube_green_rbac(
+    olmctl: Olmctl, pull: Pull, catalog: ServedCatalog, *, namespace: str, account: str, name: str
+) -> list[dict[str, Any]]:
+    """What `olmctl rbac` prints for kube-green 0.7.1 installed as `account` by extension `name`."""
+    where = ("--namespace", namespace, "--service-account", account, "--extension-name", name)
+    return await generated_rbac(
+        olmctl, "kube-green", *where, "--version", "0.7.1", "--catalog", catalog.name, *pull("kube-green")
+    )
+
+
 async def apply_all(kube: Client, documents: list[dict[str, Any]]) -> None:
     """Apply the generated RBAC; return once the API server's authorizer has seen each binding, so
     the extension created next is not preflighted, or installed, against a grant still on its way."""
@@ -352,17 +362,8 @@ async def test_with_one_rule_left_out_the_preflight_lists_exactly_that_rule(
     async with fresh_namespaces(kube, 1) as (namespace,):
         account = await service_account(kube, namespace)
         name = unique("green-less")
-        argv = [
-            "kube-green",
-            "--namespace",
-            namespace,
-            "--service-account",
-            account,
-            "--extension-name",
-            name,
-        ]
-        rbac = await generated_rbac(
-            olmctl, *argv, "--version", "0.7.1", "--catalog", community_catalog.name, *pull("kube-green")
+        rbac = await kube_green_rbac(
+            olmctl, pull, community_catalog, namespace=namespace, account=account, name=name
         )
         role = next(d for d in rbac if d["kind"] == kind)
         assert left_out in role["rules"]
@@ -413,17 +414,8 @@ async def test_without_the_finalizers_rule_the_api_server_refuses_the_owner_refe
     async with fresh_namespaces(kube, 1) as (namespace,):
         account = await service_account(kube, namespace)
         name = unique("green-owned")
-        argv = [
-            "kube-green",
-            "--namespace",
-            namespace,
-            "--service-account",
-            account,
-            "--extension-name",
-            name,
-        ]
-        rbac = await generated_rbac(
-            olmctl, *argv, "--version", "0.7.1", "--catalog", community_catalog.name, *pull("kube-green")
+        rbac = await kube_green_rbac(
+            olmctl, pull, community_catalog, namespace=namespace, account=account, name=name
         )
         cluster_role = next(d for d in rbac if d["kind"] == "ClusterRole")
         cluster_role["rules"].remove(REVISION_FINALIZERS_RULE)

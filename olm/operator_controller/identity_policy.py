@@ -24,7 +24,8 @@ _BINDING = GroupVersionKind("admissionregistration.k8s.io", "v1", "ValidatingAdm
 
 
 class IdentityPolicy:
-    """Whether the ValidatingAdmissionPolicy `name`, and its binding of the same name, are in force.
+    """Whether the ValidatingAdmissionPolicy `name`, and its binding of the same name, are in force
+    (an empty `name`: not checked, for clusters that enforce the rule by other means).
 
     A positive answer is kept for `ttl` seconds, so a busy controller reads the two objects about
     once a minute; a negative one is not kept, so a fix is seen by the next reconcile."""
@@ -38,9 +39,22 @@ class IdentityPolicy:
         self._clock = now
         self._good_until = float("-inf")
 
+    async def refusal(self, action: str, account: tuple[str, str]) -> str | None:
+        """Why the controller may not `action` (`install as`, `act as`) the ServiceAccount
+        `(namespace, name)` now; None when the policy is in force, or not checked."""
+        problem = await self.problem()
+        if problem is None:
+            return None
+        namespace, name = account
+        return (
+            f"refusing to {action} ServiceAccount {namespace}/{name}: {problem}; it keeps requesters from "
+            "naming a ServiceAccount they may not use themselves "
+            "(apply manifests/operator-controller/identity-policies.yaml)"
+        )
+
     async def problem(self) -> str | None:
-        """Why the policy is not in force (None when it is)."""
-        if self._clock.now() < self._good_until:
+        """Why the policy is not in force (None when it is, or when it is not checked)."""
+        if not self._name or self._clock.now() < self._good_until:
             return None
         found = await self._read()
         if found is None:

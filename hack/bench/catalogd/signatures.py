@@ -66,17 +66,22 @@ def counts(log: Path) -> tuple[int, int]:
     return accepted, refused
 
 
-async def ingest(
-    plane: ControlPlane, kube: Client, workdir: Path, *, policy: Path, ref: str, name: str
-) -> tuple[float, tuple[int, int]]:
-    """Seconds to Serving of `ref` for a fresh catalogd reading `policy`; its (accepted, refused)."""
-    catalogd = CatalogdProcess(
+def _catalogd(plane: ControlPlane, workdir: Path, policy: Path) -> CatalogdProcess:
+    """A catalogd of every catalog, logging JSON (`counts` reads its decisions), reading `policy`."""
+    return CatalogdProcess(
         plane,
         workdir,
         webhook=False,
         scope_selector=None,
         extra_args=("--log-format=json", "--log-level=info", f"--signature-policy={policy}"),
     )
+
+
+async def ingest(
+    plane: ControlPlane, kube: Client, workdir: Path, *, policy: Path, ref: str, name: str
+) -> tuple[float, tuple[int, int]]:
+    """Seconds to Serving of `ref` for a fresh catalogd reading `policy`; its (accepted, refused)."""
+    catalogd = _catalogd(plane, workdir, policy)
     async with catalogd.running():
         seconds = await create_to_serving(
             kube, cluster_catalog(name, ref), timeout=SERVE_TIMEOUT, interval=POLL
@@ -89,13 +94,7 @@ async def refusal(
     plane: ControlPlane, kube: Client, workdir: Path, policy: Path, ref: str
 ) -> tuple[float, tuple[int, int]]:
     """Seconds until an unsigned `ref` is refused by a fresh catalogd reading `policy`."""
-    catalogd = CatalogdProcess(
-        plane,
-        workdir,
-        webhook=False,
-        scope_selector=None,
-        extra_args=("--log-format=json", "--log-level=info", f"--signature-policy={policy}"),
-    )
+    catalogd = _catalogd(plane, workdir, policy)
     async with catalogd.running():
         started = time.perf_counter()
         await kube.create(cluster_catalog("bench-unsigned", ref))

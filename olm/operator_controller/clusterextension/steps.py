@@ -184,11 +184,7 @@ class Pipeline:
             certificates=CertManagerProvider() if context.options.bundle_webhooks else None,
         )
         self._kubernetes_version: tuple[float, semver.Version | None] | None = None
-        self._identity_policy = (
-            IdentityPolicy(context.client, context.options.identity_policy)
-            if context.options.identity_policy
-            else None
-        )
+        self._identity_policy = IdentityPolicy(context.client, context.options.identity_policy)
 
     async def _cluster_version(self) -> semver.Version | None:
         now = time.monotonic()
@@ -251,15 +247,9 @@ class Pipeline:
         API server before the reconcile fails."""
         if state.spec.service_account is not None:
             state.installer = Installer(state.spec.namespace, state.spec.service_account)
-            if self._identity_policy and (problem := await self._identity_policy.problem()):
-                return self._fail(
-                    state,
-                    api.REASON_BLOCKED,
-                    f"refusing to install as ServiceAccount {state.installer.namespace}/"
-                    f"{state.installer.name}: {problem}; it keeps requesters from naming a ServiceAccount "
-                    "they may not use themselves "
-                    "(apply manifests/operator-controller/identity-policies.yaml)",
-                )
+            named = (state.installer.namespace, state.installer.name)
+            if refusal := await self._identity_policy.refusal("install as", named):
+                return self._fail(state, api.REASON_BLOCKED, refusal)
         elif self.options.default_installer is not None:
             state.installer = self.options.default_installer
         else:

@@ -119,9 +119,7 @@ class Reconciler:
         self.recorder = recorder
         self.options = options
         self._reported_phases: set[tuple[str, str]] = set()
-        self._identity_policy = (
-            IdentityPolicy(client, options.identity_policy) if options.identity_policy else None
-        )
+        self._identity_policy = IdentityPolicy(client, options.identity_policy)
         self.active_steps = _steps(
             (
                 self.resolve_identity,
@@ -195,14 +193,8 @@ class Reconciler:
 
     async def resolve_identity(self, state: State) -> Next:
         account = named_account(state.cos)
-        if account and self._identity_policy and (problem := await self._identity_policy.problem()):
-            namespace, name = account
-            state.outcome = Outcome(
-                OutcomeKind.BLOCKED,
-                f"refusing to act as ServiceAccount {namespace}/{name}: {problem}; it keeps requesters "
-                "from naming a ServiceAccount they may not use themselves (apply "
-                "manifests/operator-controller/identity-policies.yaml)",
-            )
+        if account and (refusal := await self._identity_policy.refusal("act as", account)):
+            state.outcome = Outcome(OutcomeKind.BLOCKED, refusal)
             state.requeue_after = self.options.retry_interval
             return STOP
         try:
