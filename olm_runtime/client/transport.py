@@ -1,9 +1,11 @@
 """HTTP to the API server: one connection pool per TLS identity, shared by every client of a process.
 
-A `Transport` sends raw bytes and returns raw bytes; JSON is the caller's business. Two aiohttp
-sessions back each pool: one for ordinary requests (bounded by `RestConfig.max_connections`) and
-one for watches (`max_watch_connections`), because HTTP/1.1 pins a connection per open watch and a
-shared limit would let many watches starve every other request.
+A `Transport` sends raw bytes and returns raw bytes; JSON is the caller's business. Ordinary
+requests go over HTTP/1.1 (an aiohttp session bounded by `RestConfig.max_connections`). Watches go
+over HTTP/2 where the server offers it (ALPN) and no proxy is configured: the watches of every
+identity then share a few connections (`_h2`). Otherwise they fall back to a second HTTP/1.1
+session (`max_watch_connections`), because HTTP/1.1 pins a connection per open watch and a shared
+limit would let many watches starve every other request.
 
 Transports made with `with_config` share the pools of the transport they came from; a config that
 differs only in token or impersonation reuses the same connections. Closing any of them closes the
@@ -20,7 +22,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -30,6 +32,9 @@ from opentelemetry import trace
 from olm_runtime import tracing
 from olm_runtime.client import _metrics, _spans, errors
 from olm_runtime.client.config import RestConfig
+
+if TYPE_CHECKING:
+    from olm_runtime.client import _h2
 
 __all__ = ["Requester", "Transport"]
 
@@ -95,12 +100,16 @@ class Requester(Protocol):
 
 
 class _Pool:
-    """The two sessions (requests, watches) for one TLS identity, created on first use."""
+    """The sessions (requests, watches) for one TLS identity, created on first use."""
 
     def __init__(self, config: RestConfig) -> None:
         self._config = config
         self._requests: aiohttp.ClientSession | None = None
         self._watches: aiohttp.ClientSession | None = None
+        self._http2: _h2.H2Pool | None = None
+        # HTTP/2 needs TLS, and a proxy tunnel is only made by aiohttp; a server that refuses it in
+        # the handshake is not asked again.
+        self.http2_refused = not config.server.startswith("https:") or config.proxy_url is not None
 
     def _session(self, limit: int) -> aiohttp.ClientSession:
         tls: ssl.SSLContext | bool = (
@@ -119,11 +128,34 @@ class _Pool:
             self._watches = self._session(self._config.max_watch_connections)
         return self._watches
 
+    @property
+    def http2_connections(self) -> int:
+        return 0 if self._http2 is None else self._http2.connections
+
+    def http2(self) -> _h2.H2Pool | None:
+        """The HTTP/2 connections for watches, or None where watches use HTTP/1.1."""
+        if self.http2_refused:
+            return None
+        if self._http2 is None:
+            from olm_runtime.client import _h2  # noqa: PLC0415 (h2 is loaded by the first watch)
+
+            split = urlsplit(self._config.server)
+            self._http2 = _h2.H2Pool(
+                split.hostname or "",
+                split.port or 443,
+                ssl_context(self._config),
+                self._config.tls_server_name,
+            )
+        return self._http2
+
     async def close(self) -> None:
         for session in (self._requests, self._watches):
             if session is not None:
                 await session.close()
         self._requests = self._watches = None
+        if self._http2 is not None:
+            self._http2.close()
+            self._http2 = None
 
 
 class Transport:
@@ -150,6 +182,12 @@ class Transport:
         """A transport for another identity on the same server, sharing connection pools where the
         TLS identity (CAs, client certificate) is the same."""
         return Transport(config, _pools=self._pools)
+
+    @property
+    def http2_connections(self) -> int:
+        """Open HTTP/2 connections carrying the watches of this TLS identity (every token and
+        impersonation on it); 0 where watches use HTTP/1.1."""
+        return self._pool.http2_connections
 
     async def close(self) -> None:
         """Close every connection pool shared with this transport."""
@@ -178,7 +216,7 @@ class Transport:
         naming `what`, and count it with `code="<error>"`."""
         try:
             yield
-        except (TimeoutError, aiohttp.ClientError) as e:
+        except (TimeoutError, aiohttp.ClientError, errors.TransportError) as e:
             _metrics.REST_CLIENT.requests.labels("<error>", method, self._host).inc()
             if isinstance(e, TimeoutError):
                 raise TimeoutError(f"{what} timed out") from e
@@ -327,44 +365,104 @@ class Transport:
         extra_headers: Mapping[str, str] | None,
         timeout: float | None,
     ) -> AsyncIterator[AsyncIterator[bytes]]:
-        client_timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=self.config.connect_timeout, sock_read=timeout
-        )
         refreshed = False
         while True:
             headers = await self._headers(extra_headers, None)
-            with self._connection_errors("GET", f"GET {path} (watch)"):
-                response = await self._pool.watches().get(
-                    self._base + path,
-                    params=params,
-                    headers=headers,
-                    timeout=client_timeout,
-                    proxy=self.config.proxy_url,
-                    server_hostname=self.config.tls_server_name,
-                )
+            response = await self._open_stream(path, params, headers, timeout)
             _metrics.REST_CLIENT.requests.labels(str(response.status), "GET", self._host).inc()
             if response.status == 200:
                 break
             try:
-                data = await response.read()
+                data = await response.body(timeout)
             finally:
-                response.release()
+                response.close()
             if self._should_refresh_token(response.status, refreshed):
                 refreshed = True
                 continue
             raise errors.from_response(response.status, data, response.headers)
         try:
-            yield _Lines(response.content, path)
+            yield _Lines(response, path, timeout)
         finally:
             response.close()
+
+    async def _open_stream(
+        self, path: str, params: Mapping[str, str] | None, headers: CIMultiDict[str], timeout: float | None
+    ) -> _StreamResponse:
+        http2 = self._pool.http2()
+        if http2 is not None:
+            from olm_runtime.client import _h2  # noqa: PLC0415 (loaded already by http2())
+
+            with self._connection_errors("GET", f"GET {path} (watch)"):
+                try:
+                    return await http2.get(
+                        path, params, headers, connect_timeout=self.config.connect_timeout, timeout=timeout
+                    )
+                except _h2.Http2Refused:
+                    self._pool.http2_refused = True
+        client_timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self.config.connect_timeout, sock_read=timeout
+        )
+        with self._connection_errors("GET", f"GET {path} (watch)"):
+            response = await self._pool.watches().get(
+                self._base + path,
+                params=params,
+                headers=headers,
+                timeout=client_timeout,
+                proxy=self.config.proxy_url,
+                server_hostname=self.config.tls_server_name,
+            )
+        return _Http1Response(response)
+
+
+class _StreamResponse(Protocol):
+    """A streaming response over either protocol: `_h2.Stream` or `_Http1Response`."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    async def read(self, timeout: float | None = None) -> bytes: ...
+
+    async def body(self, timeout: float | None) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+class _Http1Response:
+    """An aiohttp response read the way `_h2.Stream` is (its read timeout is the session's)."""
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.status = response.status
+        self.headers: Mapping[str, str] = response.headers
+
+    async def read(self, timeout: float | None = None) -> bytes:
+        try:
+            return await self._response.content.readany()
+        except TimeoutError:
+            raise  # aiohttp's read timeout is a ClientError too
+        except aiohttp.ClientError as e:
+            raise errors.TransportError(str(e)) from e
+
+    async def body(self, timeout: float | None) -> bytes:
+        try:
+            return await self._response.read()
+        finally:
+            self._response.release()
+
+    def close(self) -> None:
+        self._response.close()
 
 
 class _Lines:
     """Newline-delimited lines of a response body, without a limit on line length."""
 
-    def __init__(self, content: aiohttp.StreamReader, path: str) -> None:
-        self._content = content
+    def __init__(self, response: _StreamResponse, path: str, timeout: float | None) -> None:
+        self._response = response
         self._path = path
+        self._timeout = timeout
         self._buffer = bytearray()
         self._start = 0  # first unconsumed byte
         self._scanned = 0  # bytes known to hold no newline
@@ -385,10 +483,10 @@ class _Lines:
             del buffer[: self._start]
             self._start, self._scanned = 0, len(buffer)
             try:
-                chunk = await self._content.readany()
+                chunk = await self._response.read(self._timeout)
             except TimeoutError as e:
                 raise TimeoutError(f"watch {self._path}: no data within the read timeout") from e
-            except aiohttp.ClientError as e:
+            except errors.TransportError as e:
                 raise errors.TransportError(f"watch {self._path}: {e}") from e
             if not chunk:
                 if buffer.strip():
