@@ -86,6 +86,9 @@ class Store:
 
     # Writes ----------------------------------------------------------------------------------
 
+    def has_index(self, name: str) -> bool:
+        return name in self._indexers
+
     def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
         """Add index functions, indexing the objects already stored. Names must be new."""
         clashes = [name for name in indexers if name in self._indexers]

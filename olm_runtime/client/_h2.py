@@ -161,7 +161,9 @@ class _Connection:
     def has_room(self) -> bool:
         if self._closing or self.failure is not None or not self._settled.done():
             return False
-        return self._h2.open_outbound_streams < self._h2.remote_settings.max_concurrent_streams
+        # Our own count, not h2's open_outbound_streams, which walks every stream at each call. It
+        # is never below h2's: a stream leaves it when its reader closes it, after h2 has.
+        return len(self._streams) < self._h2.remote_settings.max_concurrent_streams
 
     def open(self, headers: list[tuple[str, str]]) -> Stream:
         """Send a request without a body on a new stream."""

@@ -22,6 +22,7 @@ from typing import Any
 from olm import oci
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET, OPERATOR_CONDITION
+from olm.operator_controller import revision_owners
 from olm.operator_controller.clusterextension.catalogwatcher import CatalogWatcher
 from olm.operator_controller.clusterextension.options import Installer, Options
 from olm.operator_controller.clusterextension.reconciler import CONTROLLER_NAME, Reconciler
@@ -63,6 +64,7 @@ async def setup_with_manager(
     # The ServiceAccount check reads this informer. Made here, it starts with the cache (in the
     # manager's context), not inside the first reconcile, whose trace it would otherwise join.
     await manager.cache.get_informer(kinds.SERVICE_ACCOUNT, metadata_only=True)
+    await revision_owners.add_index(manager.cache)
     changed: asyncio.Queue[event.GenericEvent] = asyncio.Queue()
     watcher = CatalogWatcher(manager.reader, catalog_client, changed)
     await controller.Builder(manager).for_(CLUSTER_CATALOG).named(CATALOG_WATCH_NAME).complete(watcher)

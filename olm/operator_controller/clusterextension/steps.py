@@ -25,7 +25,7 @@ from olm.api import revisions as api_revisions
 from olm.api.extensionspec import CRDUpgradeSafetyEnforcement, OnFailure, Readiness
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET, OPERATOR_CONDITION
 from olm.api.revisions import BundleRef, Revision, RevisionStates, RollbackRecord
-from olm.operator_controller import applier, metrics
+from olm.operator_controller import applier, metrics, revision_owners
 from olm.operator_controller.applier import revisions
 from olm.operator_controller.clusterextension.memo import Rendered, render_key
 from olm.operator_controller.clusterextension.options import Installer
@@ -218,7 +218,11 @@ class Pipeline:
         """Read the revisions; prune archived ones beyond the retention limit; once per process and
         extension, sweep Secrets a crash left behind."""
         name = state.extension["metadata"]["name"]
-        listed = await self.reader.list(CLUSTER_OBJECT_SET, label_selector=api_revisions.owner_selector(name))
+        listed = await self.reader.list(
+            CLUSTER_OBJECT_SET,
+            index=(revision_owners.INDEX, revision_owners.key(names.CLUSTER_EXTENSION, name)),
+            label_selector=api_revisions.owner_selector(name),
+        )
         state.states = api_revisions.states(listed, state.extension["metadata"]["uid"])
         pruned = await revisions.prune_archived(self.client, state.states.all, self.options.retention_limit)
         if pruned:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.operator_controller import revision_owners
 from olm.operator_controller.clusterobjectset.identity import IDENTITY_POLICY
 from olm.operator_controller.clusterobjectset.options import Options
 from olm.operator_controller.clusterobjectset.reconciler import CONTROLLER_NAME, Reconciler
@@ -44,6 +45,7 @@ async def setup_with_manager(manager: Manager, options: Options | None = None) -
     controlling revision.
     """
     options = options or Options()
+    await revision_owners.add_index(manager.cache)
     drift: asyncio.Queue[event.GenericEvent] = asyncio.Queue()
     watches = DriftWatches(
         drift,

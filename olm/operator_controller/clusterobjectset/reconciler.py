@@ -27,6 +27,7 @@ from olm.api import conditions as api
 from olm.api import names, ownership, revisions
 from olm.api.extensionspec import RemovalPolicy
 from olm.api.kinds import CLUSTER_OBJECT_SET
+from olm.operator_controller import revision_owners
 from olm.operator_controller.clusterobjectset import probes, status, teardown
 from olm.operator_controller.clusterobjectset.identity import (
     Identity,
@@ -263,7 +264,11 @@ class Reconciler:
         if state.me.owner is None:
             return CONTINUE
         # The owner's labels select its revisions as they select the objects those revisions manage.
-        for other in await self.reader.list(CLUSTER_OBJECT_SET, label_selector=selector_for(state.me)):
+        owner = revision_owners.key(*state.me.owner)
+        listed = await self.reader.list(
+            CLUSTER_OBJECT_SET, index=(revision_owners.INDEX, owner), label_selector=selector_for(state.me)
+        )
+        for other in listed:
             revision = ownership.Revision.of(other)
             if revision.uid != state.me.uid:
                 state.siblings[revision.uid] = revision
