@@ -30,5 +30,5 @@ def owner_keys(obj: Object) -> list[str]:
 async def add_index(cache: Cache) -> None:
     """Index the ClusterObjectSet informer by owner, unless the other controller did already."""
     informer = await cache.get_informer(CLUSTER_OBJECT_SET)
-    if not informer.has_index(INDEX):
+    if not informer.store.has_index(INDEX):
         informer.add_indexers({INDEX: owner_keys})

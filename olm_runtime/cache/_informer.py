@@ -208,10 +208,6 @@ class Informer:
     def by_index(self, index: str, value: str) -> builtins.list[Object]:
         return self._store.by_index(index, value)
 
-    def has_index(self, name: str) -> bool:
-        """Whether an index of that name was added (`add_indexers` refuses a name twice)."""
-        return self._store.has_index(name)
-
     def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
         """Add index functions (also after start: existing objects are indexed at once)."""
         self._store.add_indexers(indexers)

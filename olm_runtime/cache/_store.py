@@ -87,6 +87,7 @@ class Store:
     # Writes ----------------------------------------------------------------------------------
 
     def has_index(self, name: str) -> bool:
+        """Whether an index of that name was added (`add_indexers` refuses a name twice)."""
         return name in self._indexers
 
     def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
