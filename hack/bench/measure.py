@@ -50,6 +50,28 @@ def proc_memory_mib(pid: int) -> tuple[float, float]:
     return values["VmRSS"], values["VmHWM"]
 
 
+def tcp_connections(pid: int, port: int) -> int:
+    """Established TCP connections of `pid` to remote `port` (from `/proc/<pid>/net/tcp{,6}`, matched
+    to the process's own socket inodes)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    count = 0
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            established = fields[3] == "01"
+            if established and remote_port == port and fields[9] in inodes:
+                count += 1
+    return count
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU seconds of `pid` so far (`utime` and `stime` of `/proc/<pid>/stat`)."""
     text = Path(f"/proc/{pid}/stat").read_text()

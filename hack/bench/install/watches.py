@@ -10,6 +10,7 @@ RBAC each) at once, each into its own namespace, and prints, idle and with them 
   summed, minus the same sum without operator-controller (before it starts for the idle figure,
   once it is stopped for the other, so catalogd's and the control plane's own watches, which grow
   with the extensions' CRDs, cancel out), and that difference by resource;
+- its established TCP connections to the API server;
 - its API requests per minute at steady state (`rest_client_requests_total` by method), which is
   where drift found by polling shows.
 
@@ -28,12 +29,13 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 
-from hack.bench.cluster import installer_namespace, plane_and_registry, pusher
+from hack.bench.cluster import PODS_PER_NODE, installer_namespace, plane_and_registry, pusher
 from hack.bench.install import synthetic
-from hack.bench.measure import PLAIN_METRICS, Report, metric_sums, proc_memory_mib, scrape
+from hack.bench.measure import PLAIN_METRICS, Report, metric_sums, proc_memory_mib, scrape, tcp_connections
 from olm_runtime.client import Client, load_config
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.registry import Registry
@@ -144,6 +146,8 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
             rss, hwm = proc_memory_mib(pid)
             report.say("idle (catalog served, no extension)")
             report.figure("RSS idle", f"{rss:.0f} MiB (peak {hwm:.0f})")
+            api_port = urlsplit(config.server).port or 443
+            report.figure("connections to the API server idle", f"{tcp_connections(pid, api_port)}")
 
             make_account = (
                 installer_namespace
@@ -156,6 +160,7 @@ async def run(plane: ControlPlane, registry: Registry, workdir: Path, args: argp
             await asyncio.sleep(SETTLE)
             rss, hwm = proc_memory_mib(pid)
             report.figure(f"RSS with {args.extensions} extensions", f"{rss:.0f} MiB (peak {hwm:.0f})")
+            report.figure("connections to the API server", f"{tcp_connections(pid, api_port)}")
             loaded_watches = await watches_by_resource(kube)
             per_minute = await requests_per_minute(controller)
             report.figure(
@@ -191,7 +196,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-watches-"))
-    with plane_and_registry(workdir) as (plane, registry):
+    # Each synthetic extension runs one Pod: enough kwok nodes for them and the system's.
+    with plane_and_registry(workdir, pods=args.extensions + PODS_PER_NODE) as (plane, registry):
         asyncio.run(run(plane, registry, workdir, args))
 
 
