@@ -109,3 +109,32 @@ def config_map(namespace: str, name: str, data: dict[str, str] | None = None) ->
         "metadata": {"name": name, "namespace": namespace},
         "data": data or {},
     }
+
+
+def config_map_role(namespace: str, verbs: list[str]) -> dict[str, Any]:
+    """The Role `configmap-reader`: `verbs` on ConfigMaps of `namespace`."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "configmap-reader", "namespace": namespace},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": verbs}],
+    }
+
+
+def config_map_role_binding(namespace: str, subjects: list[dict[str, str]]) -> dict[str, Any]:
+    """`configmap-reader` bound to `subjects`."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "configmap-reader", "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "configmap-reader"},
+        "subjects": subjects,
+    }
+
+
+async def can_list_config_maps(client: Client, namespace: str) -> bool:
+    try:
+        await client.list(kinds.CONFIG_MAP, namespace=namespace)
+    except errors.Forbidden:
+        return False
+    return True

@@ -5,43 +5,21 @@ from __future__ import annotations
 import asyncio
 import functools
 from contextlib import AsyncExitStack
-from typing import Any
 
 import pytest
 
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.poll import eventually
 
-from .conftest import config_map, namespace_settled
+from .conftest import (
+    can_list_config_maps,
+    config_map,
+    config_map_role,
+    config_map_role_binding,
+    namespace_settled,
+)
 
 READERS = 12
-
-
-def _watcher_role(namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": {"name": "configmap-watcher", "namespace": namespace},
-        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]}],
-    }
-
-
-def _binding(namespace: str, accounts: list[str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": {"name": "configmap-watcher", "namespace": namespace},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "configmap-watcher"},
-        "subjects": [{"kind": "ServiceAccount", "name": a, "namespace": namespace} for a in accounts],
-    }
-
-
-async def _can_list(client: Client, namespace: str) -> bool:
-    try:
-        await client.list(kinds.CONFIG_MAP, namespace=namespace)
-    except errors.Forbidden:
-        return False
-    return True
 
 
 async def _account(client: Client, namespace: str, name: str) -> None:
@@ -57,11 +35,17 @@ async def test_watches_of_many_service_accounts_share_one_http2_connection(
     names = [f"reader-{i}" for i in range(READERS)]
     for name in names:
         await _account(client, namespace, name)
-    await client.create(_watcher_role(namespace))
-    await client.create(_binding(namespace, names))
+    await client.create(config_map_role(namespace, ["list", "watch"]))
+    await client.create(
+        config_map_role_binding(
+            namespace, [{"kind": "ServiceAccount", "name": n, "namespace": namespace} for n in names]
+        )
+    )
     readers = [client.for_service_account(namespace, name) for name in names]
     for reader in readers:
-        await eventually(functools.partial(_can_list, reader, namespace), what="the RoleBinding to apply")
+        await eventually(
+            functools.partial(can_list_config_maps, reader, namespace), what="the RoleBinding to apply"
+        )
     listed = await client.list(kinds.CONFIG_MAP, namespace=namespace)
 
     async with AsyncExitStack() as stack:

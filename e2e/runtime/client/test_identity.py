@@ -2,41 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from olm_runtime.client import Client, CredentialError, errors, kinds
 from olm_runtime.testing.poll import eventually
 
-from .conftest import config_map
-
-
-def _role(namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": {"name": "configmap-reader", "namespace": namespace},
-        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}],
-    }
-
-
-def _binding(namespace: str, subject: dict[str, str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": {"name": "configmap-reader", "namespace": namespace},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "configmap-reader"},
-        "subjects": [subject],
-    }
-
-
-async def _can_list(client: Client, namespace: str) -> bool:
-    try:
-        await client.list(kinds.CONFIG_MAP, namespace=namespace)
-    except errors.Forbidden:
-        return False
-    return True
+from .conftest import can_list_config_maps, config_map, config_map_role, config_map_role_binding
 
 
 async def test_service_account_client_is_forbidden_until_a_role_binding_grants_access(
@@ -56,11 +27,13 @@ async def test_service_account_client_is_forbidden_until_a_role_binding_grants_a
         in raised.value.message
     )
 
-    await client.create(_role(namespace))
+    await client.create(config_map_role(namespace, ["get", "list"]))
     await client.create(
-        _binding(namespace, {"kind": "ServiceAccount", "name": "reader", "namespace": namespace})
+        config_map_role_binding(
+            namespace, [{"kind": "ServiceAccount", "name": "reader", "namespace": namespace}]
+        )
     )
-    await eventually(lambda: _can_list(reader, namespace), what="the RoleBinding to take effect")
+    await eventually(lambda: can_list_config_maps(reader, namespace), what="the RoleBinding to take effect")
     assert (await reader.get(kinds.CONFIG_MAP, "visible", namespace=namespace))["metadata"][
         "name"
     ] == "visible"
@@ -91,14 +64,18 @@ async def test_impersonated_client_is_forbidden_until_its_group_is_bound(
         await alice.get(kinds.CONFIG_MAP, "shared", namespace=namespace)
     assert 'User "alice" cannot get resource "configmaps"' in raised.value.message
 
-    await client.create(_role(namespace))
+    await client.create(config_map_role(namespace, ["get", "list"]))
     await client.create(
-        _binding(namespace, {"kind": "Group", "name": "readers", "apiGroup": "rbac.authorization.k8s.io"})
+        config_map_role_binding(
+            namespace, [{"kind": "Group", "name": "readers", "apiGroup": "rbac.authorization.k8s.io"}]
+        )
     )
-    await eventually(lambda: _can_list(alice, namespace), what="the group's RoleBinding to take effect")
+    await eventually(
+        lambda: can_list_config_maps(alice, namespace), what="the group's RoleBinding to take effect"
+    )
     assert (await alice.get(kinds.CONFIG_MAP, "shared", namespace=namespace))["metadata"]["name"] == "shared"
     bob = client.impersonating("bob")  # not in the group
-    assert not await _can_list(bob, namespace)
+    assert not await can_list_config_maps(bob, namespace)
 
 
 async def test_impersonation_needs_the_impersonate_permission(client: Client, namespace: str) -> None:
