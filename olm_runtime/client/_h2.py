@@ -137,6 +137,7 @@ class _Connection:
         self._streams: dict[int, Stream] = {}
         self._settled = asyncio.get_running_loop().create_future()
         self._closing = False  # no new streams: the stream IDs ran out
+        self._flush_due = False
         self.failure: errors.TransportError | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -202,13 +203,21 @@ class _Connection:
         if self.failure is None:
             with contextlib.suppress(h2.exceptions.ProtocolError):
                 self._h2.close_connection()
-                self._flush()
+                self._write()  # now: the writer closes below
             self._fail(errors.TransportError(f"HTTP/2 connection to {self._authority} closed"))
         if self._task is not None:
             self._task.cancel()
         self._writer.close()
 
     def _flush(self) -> None:
+        """Write what h2 has queued at the end of this turn of the event loop, so that the frames of
+        many streams (window updates as readers take data, new requests) go out in one write."""
+        if not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._write)
+
+    def _write(self) -> None:
+        self._flush_due = False
         data = self._h2.data_to_send()
         if data and not self._writer.is_closing():
             self._writer.write(data)
