@@ -241,9 +241,13 @@ def print_table(rows: list[Row]) -> None:
             continue
         last = measured[-1]
         rss = last.restarted_rss_mib + (2000 - last.extensions) * last.slope_mib
+        before = measured[-2] if len(measured) > 1 else Row(mode, 0)
+        watches = last.watches + (2000 - last.extensions) * (last.watches - before.watches) / (
+            last.extensions - before.extensions
+        )
         scale = 2000 / last.extensions
         print(
-            f"  {mode}: RSS {rss:.0f} MiB, watches {last.watches * scale:.0f}, "
+            f"  {mode}: RSS {rss:.0f} MiB, watches {watches:.0f}, "
             f"connections {last.connections}, restart {last.restart_seconds * scale:.0f} s "
             f"(linear), drift repair {last.drift_worst:.2f} s worst"
         )
