@@ -253,6 +253,12 @@ class _Connection:
         except (OSError, ssl.SSLError, h2.exceptions.ProtocolError) as e:
             self._fail(errors.TransportError(f"HTTP/2 connection to {self._authority}: {e}"))
             self._writer.close()
+        except Exception as e:
+            # Whatever else ends this task must still fail the streams: their readers would wait
+            # for data forever, and a watch that neither ends nor fails is never reopened.
+            self._fail(errors.TransportError(f"HTTP/2 connection to {self._authority} failed: {e!r}"))
+            self._writer.close()
+            raise
 
     def _handle(self, event: h2.events.Event) -> None:
         if isinstance(event, h2.events.RemoteSettingsChanged):

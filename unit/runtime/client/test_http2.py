@@ -167,3 +167,18 @@ class _Token:
 
     def invalidate(self) -> None:
         pass
+
+
+async def test_a_bug_in_reading_frames_fails_the_watches_instead_of_hanging_them(
+    server: Http2Server, transport: Transport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with transport.stream("/w") as lines:
+        stream = await server.streams.get()
+
+        def broken(self: object, event: object) -> None:
+            raise RuntimeError("a frame we cannot handle")
+
+        monkeypatch.setattr(_h2._Connection, "_handle", broken)
+        await stream.send(b"never read\n")
+        with pytest.raises(errors.TransportError, match="a frame we cannot handle"):
+            await asyncio.wait_for(anext(lines), timeout=10)
