@@ -2,12 +2,13 @@
 
 Each reconcile of an extension reads its revisions, and each of a revision its siblings. Selected by
 label from the whole cache, that is a scan of every revision in the cluster: with N extensions a
-restart reconciles them all, N scans of N objects. The index makes each read the owner's few.
+restart reconciles them all, N scans of N objects. The index makes each read the owner's few; its
+key holds the same owner labels the selectors did, so nothing is filtered after it.
 """
 
 from __future__ import annotations
 
-from olm.api import names
+from olm.api import ownership
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.cache import Cache, Object
 
@@ -22,9 +23,8 @@ def key(kind: str, name: str) -> str:
 
 
 def owner_keys(obj: Object) -> list[str]:
-    labels = obj["metadata"].get("labels") or {}
-    kind, name = labels.get(names.OWNER_KIND_LABEL), labels.get(names.OWNER_NAME_LABEL)
-    return [key(kind, name)] if kind and name else []
+    owner = ownership.Revision.of(obj).owner
+    return [] if owner is None else [key(*owner)]
 
 
 async def add_index(cache: Cache) -> None:

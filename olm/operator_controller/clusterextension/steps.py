@@ -218,11 +218,8 @@ class Pipeline:
         """Read the revisions; prune archived ones beyond the retention limit; once per process and
         extension, sweep Secrets a crash left behind."""
         name = state.extension["metadata"]["name"]
-        listed = await self.reader.list(
-            CLUSTER_OBJECT_SET,
-            index=(revision_owners.INDEX, revision_owners.key(names.CLUSTER_EXTENSION, name)),
-            label_selector=api_revisions.owner_selector(name),
-        )
+        owner = revision_owners.key(names.CLUSTER_EXTENSION, name)
+        listed = await self.reader.list(CLUSTER_OBJECT_SET, index=(revision_owners.INDEX, owner))
         state.states = api_revisions.states(listed, state.extension["metadata"]["uid"])
         pruned = await revisions.prune_archived(self.client, state.states.all, self.options.retention_limit)
         if pruned:

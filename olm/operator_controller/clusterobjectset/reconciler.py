@@ -45,7 +45,7 @@ from olm.operator_controller.clusterobjectset.sources import (
     resolve_phases,
 )
 from olm.operator_controller.clusterobjectset.status import Outcome, OutcomeKind
-from olm.operator_controller.clusterobjectset.watches import DriftWatches, selector_for
+from olm.operator_controller.clusterobjectset.watches import DriftWatches
 from olm.operator_controller.identity_policy import IdentityPolicy
 from olm_runtime import cache, conditions, controller, events, finalizers, ownerrefs
 from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
@@ -263,12 +263,8 @@ class Reconciler:
     async def find_siblings(self, state: State) -> Next:
         if state.me.owner is None:
             return CONTINUE
-        # The owner's labels select its revisions as they select the objects those revisions manage.
         owner = revision_owners.key(*state.me.owner)
-        listed = await self.reader.list(
-            CLUSTER_OBJECT_SET, index=(revision_owners.INDEX, owner), label_selector=selector_for(state.me)
-        )
-        for other in listed:
+        for other in await self.reader.list(CLUSTER_OBJECT_SET, index=(revision_owners.INDEX, owner)):
             revision = ownership.Revision.of(other)
             if revision.uid != state.me.uid:
                 state.siblings[revision.uid] = revision
