@@ -21,7 +21,7 @@ import contextlib
 import ssl
 from collections import deque
 from collections.abc import Mapping, Sequence
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import h2.config
 import h2.connection
@@ -160,7 +160,7 @@ class _Connection:
         return self.failure is not None or (self._closing and not self._streams)
 
     def has_room(self) -> bool:
-        if self._closing or self.failure is not None or not self._settled.done():
+        if self._closing or self.failure is not None:
             return False
         # Our own count, not h2's open_outbound_streams, which walks every stream at each call. It
         # is never below h2's: a stream leaves it when its reader closes it, after h2 has.
@@ -302,14 +302,13 @@ def _fail_once(future: asyncio.Future[None], error: Exception) -> None:
 
 
 class H2Pool:
-    """The HTTP/2 connections to one server for one TLS identity."""
+    """The HTTP/2 connections to one server (an `https://` URL) for one TLS identity."""
 
-    def __init__(self, host: str, port: int, context: ssl.SSLContext, server_hostname: str | None) -> None:
+    def __init__(self, server: str, context: ssl.SSLContext, server_hostname: str | None) -> None:
         context.set_alpn_protocols(["h2"])
-        self._host, self._port = host, port
-        self._authority = host if port == 443 else f"{host}:{port}"
-        if ":" in host:
-            self._authority = f"[{host}]" if port == 443 else f"[{host}]:{port}"
+        split = urlsplit(server)
+        self._host, self._port = split.hostname or "", split.port or 443
+        self._authority = split.netloc
         self._context = context
         self._server_hostname = server_hostname
         self._connections: list[_Connection] = []

@@ -139,12 +139,8 @@ class _Pool:
         if self._http2 is None:
             from olm_runtime.client import _h2  # noqa: PLC0415 (h2 is loaded by the first watch)
 
-            split = urlsplit(self._config.server)
             self._http2 = _h2.H2Pool(
-                split.hostname or "",
-                split.port or 443,
-                ssl_context(self._config),
-                self._config.tls_server_name,
+                self._config.server, ssl_context(self._config), self._config.tls_server_name
             )
         return self._http2
 
