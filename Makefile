@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-signatures bench-install bench-tracing bench-olmctl bench-scale cluster-binaries cluster-up cluster-down cluster-status image fuzz soak flake-hunt bench-upstream
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-signatures bench-install bench-tracing bench-olmctl bench-scale cluster-binaries cluster-up cluster-down cluster-status image release fuzz soak flake-hunt bench-upstream
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -14,6 +14,7 @@ help:
 	@echo "make test           unit + e2e tests, then the deployed suite (each starts its own control plane)"
 	@echo "make unit | e2e | e2e-deployed   one part of the tests"
 	@echo "make image          build the OLM image here (no Docker) and push it to the make-run registry if up"
+	@echo "make release        release artifacts of HEAD into build/release/<tag>/: install.yaml, image archive, wheels (IMAGE=name)"
 	@echo "make lint           ruff, mypy, import contracts, generated files up to date, the docs site builds"
 	@echo "make manifests      regenerate the CRDs under manifests/crds from olm/api, and their reference pages"
 	@echo "make docs           build the documentation site into build/site (strict: broken links fail)"
@@ -90,6 +91,10 @@ lint: deps
 
 image: deps
 	$(UV_RUN) python -m hack.image --dev-registry
+
+# IMAGE: the name install.yaml pins the image digest to (default: the one manifests/ uses).
+release: deps
+	$(UV_RUN) python -m hack.release $(if $(IMAGE),--image $(IMAGE))
 
 manifests:
 	$(UV_RUN) python -m hack.crdgen

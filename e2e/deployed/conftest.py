@@ -1,8 +1,8 @@
-"""The deployed suite: OLM as users run it. The image built here (hack/image) is pushed to the
-registry, a real kubelet node joins the control plane, cert-manager runs, and `manifests/` is
-applied exactly as shipped (an overlay sets only the image). catalogd (2 replicas, label webhook
-registered) and operator-controller then run as Pods on the real node; extension workloads land on
-the kwok nodes.
+"""The deployed suite: OLM as users run it. `make release` builds this checkout's artifacts, the
+image archive is copied into the registry, a real kubelet node joins the control plane,
+cert-manager runs, and the release's install.yaml is applied as users apply it. catalogd (2
+replicas, label webhook registered) and operator-controller then run as Pods on the real node;
+extension workloads land on the kwok nodes.
 
 This suite needs root (the real node) and a session of its own: the other e2e suites run catalogd
 and operator-controller as processes against their control plane, and two operator-controllers
@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+import yaml
 
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
@@ -34,19 +35,21 @@ from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
-from olm_testkit import crds, nodenet
 from olm_testkit import node as real_nodes
+from olm_testkit import nodenet
 from olm_testkit.catalogs import cluster_catalog, serve_catalog
 from olm_testkit.certmanager import CertManager
 from olm_testkit.deploy import install as deploy
 from olm_testkit.extensions import Extensions
 from olm_testkit.image import build as image_build
+from olm_testkit.image import oci
 from olm_testkit.images import realdata
-from olm_testkit.images.registry import RegistryClient
+from olm_testkit.images.registry import Reference, RegistryClient
 from olm_testkit.installer import create_cluster_admin_account
 from olm_testkit.names import unique
 from olm_testkit.node import RealNode
 from olm_testkit.nodenet import NodeNetwork
+from olm_testkit.release import artifacts
 
 SYSTEM_NAMESPACE = deploy.NAMESPACE
 CATALOGD = "catalogd-controller-manager"
@@ -109,19 +112,48 @@ def node_network(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeNetwo
         nodenet.release(network)
 
 
+@dataclass(frozen=True)
+class OLMRelease:
+    """The release artifacts built here, their image copied into the session's registry."""
+
+    release: artifacts.Release
+    objects: list[dict[str, Any]]
+    """install.yaml's objects."""
+
+    @property
+    def image(self) -> str:
+        """`host/olm-py/olm@sha256:...`: what install.yaml runs."""
+        return self.release.image
+
+
 @pytest.fixture(scope="session")
-def olm_image(registry: Registry, figures: Figures) -> image_build.BuiltImage:
-    """The OLM image built here and pushed to the session's registry (tag `e2e`)."""
-    built = image_build.build_and_push(registry_host=registry.host, ca_file=registry.ca_file, tag="e2e")
-    figures.add(
-        "image size compressed / unpacked", f"{mib(built.compressed_size)} / {mib(built.unpacked_size)}"
+def olm_release(registry: Registry, figures: Figures, tmp_path_factory: pytest.TempPathFactory) -> OLMRelease:
+    """`make release` of this checkout, naming the session's registry, and the image archive copied
+    into that registry under its tag as a user would load it into theirs (manifest unchanged, so
+    the digest install.yaml pins is the one served)."""
+    started = time.monotonic()
+    release = artifacts.make(
+        image_build.PROJECT_DIR,
+        tmp_path_factory.mktemp("release"),
+        image_name=f"{registry.host}/{IMAGE_REPOSITORY}",
     )
-    return built
+    figures.add("make release (snapshot of this checkout)", f"{time.monotonic() - started:.1f} s")
+    image = oci.read_archive(release.archive, ref_name=release.build.tag)
+    reference = Reference(host=registry.host, repository=IMAGE_REPOSITORY, tag=release.build.tag)
+    pushed = RegistryClient(host=registry.host, ca_file=registry.ca_file).push(image, reference)
+    assert pushed == release.digest, f"the archive's image is {pushed}, install.yaml pins {release.digest}"
+    objects = [obj for obj in yaml.safe_load_all(release.manifest.read_text()) if obj]
+    figures.add(
+        "image size compressed / unpacked",
+        f"{mib(release.local.compressed_size)} / {mib(release.local.unpacked_size)}",
+    )
+    return OLMRelease(release=release, objects=objects)
 
 
 @dataclass(frozen=True)
 class DeployedOLM:
-    image: image_build.BuiltImage
+    image: str
+    """`host/olm-py/olm@sha256:...`, the image of the release applied."""
     node: RealNode
     kube: Client
     control_plane: ControlPlane
@@ -155,8 +187,11 @@ class DeployedOLM:
                 )
         return found
 
-    async def log(self, pod_name: str, *, tail: int = 200) -> str:
-        path = f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/pods/{pod_name}/log?container=manager&tailLines={tail}"
+    async def log(self, pod_name: str, *, tail: int | None = 200) -> str:
+        """The manager container's log: its last `tail` lines, or all of it."""
+        path = f"/api/v1/namespaces/{SYSTEM_NAMESPACE}/pods/{pod_name}/log?container=manager"
+        if tail is not None:
+            path += f"&tailLines={tail}"
         status, body = self.control_plane.rest.raw("GET", path)
         assert status == 200, body[:500]
         return body.decode()
@@ -182,18 +217,18 @@ async def deployed(
     *,
     cert_manager: CertManager,
     kube: Client,
-    olm_image: image_build.BuiltImage,
+    olm_release: OLMRelease,
     figures: Figures,
 ) -> AsyncIterator[DeployedOLM]:
-    """OLM applied from manifests/ with the image built here, both Deployments rolled out."""
-    await crds.install(kube, field_manager="e2e-crds")
+    """OLM applied from the release's install.yaml, both Deployments rolled out."""
     result = await deploy.install(
         kube,
-        image=olm_image.digest_ref,
+        image=olm_release.image,
+        objects=olm_release.objects,
         registry_cas=[control_plane.certificate_authority().cert_pem],
         namespace_annotations=real_nodes.placement_annotations(),
     )
-    olm = DeployedOLM(image=olm_image, node=real_node, kube=kube, control_plane=control_plane)
+    olm = DeployedOLM(image=olm_release.image, node=real_node, kube=kube, control_plane=control_plane)
     for name, seconds in result.seconds.items():
         figures.add(f"{name}: apply to rolled out", f"{seconds:.1f} s")
     for deployment in deploy.DEPLOYMENTS:

@@ -1,4 +1,4 @@
-"""OLM deployed from manifests/ on a real node: what a user sees after `kubectl apply`.
+"""OLM deployed from a release's install.yaml on a real node: what a user sees after `kubectl apply`.
 
 Every test that installs kube-green removes it again before it ends: its CRDs and cluster roles
 are cluster-scoped, so two extensions of it would collide.
@@ -11,18 +11,22 @@ from typing import Any
 
 from e2e.deployed.conftest import (
     CATALOGD,
+    IMAGE_REPOSITORY,
     OPERATOR_CONTROLLER,
     SYSTEM_NAMESPACE,
     DemoExtensions,
     DeployedOLM,
+    OLMRelease,
     ServedCatalog,
     assert_no_orphans,
 )
 from olm.api import names
 from olm_runtime.client import kinds
 from olm_runtime.testing.poll import eventually
+from olm_runtime.testing.registry import Registry
 from olm_testkit import node as real_nodes
 from olm_testkit.deploy import install as deploy
+from olm_testkit.images.registry import RegistryClient
 from olm_testkit.names import unique
 
 
@@ -34,10 +38,29 @@ async def test_olm_runs_as_pods_on_the_real_node(deployed: DeployedOLM) -> None:
             assert pod["spec"]["nodeName"] == deployed.node.name
             assert pod["status"]["phase"] == "Running"
             container = pod["spec"]["containers"][0]
-            assert container["image"] == deployed.image.digest_ref
+            assert container["image"] == deployed.image
             # The shipped security context is what runs: non-root, read-only root filesystem.
             assert container["securityContext"]["readOnlyRootFilesystem"] is True
             assert pod["spec"]["securityContext"]["runAsUser"] == 65532
+
+
+async def test_the_pods_run_the_version_the_release_was_built_as(
+    deployed: DeployedOLM, olm_release: OLMRelease, registry: Registry
+) -> None:
+    build = olm_release.release.build
+    assert build.commit[:12] in build.python  # this checkout is a snapshot (CI has no tags)
+    for deployment in (CATALOGD, OPERATOR_CONTROLLER):
+        for pod in await deployed.pods(deployment):
+            log = await deployed.log(pod["metadata"]["name"], tail=None)
+            entries = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+            versions = [entry.get("version") for entry in entries if entry.get("event") == "version"]
+            assert versions == [build.python], pod["metadata"]["name"]
+    client = RegistryClient(host=registry.host, ca_file=registry.ca_file)
+    manifest = json.loads(client.manifest(IMAGE_REPOSITORY, olm_release.release.digest))
+    config = json.loads(client.blob(IMAGE_REPOSITORY, manifest["config"]["digest"]))
+    labels = config["config"]["Labels"]
+    assert labels["org.opencontainers.image.version"] == build.python
+    assert labels["org.opencontainers.image.revision"] == build.commit
 
 
 async def test_webhook_labels_a_catalog_created_without_the_label(demo_catalog: ServedCatalog) -> None:
@@ -158,7 +181,7 @@ async def test_a_pod_that_cannot_reach_the_api_server_names_the_address_and_exit
             "containers": [
                 {
                     "name": "manager",
-                    "image": deployed.image.digest_ref,
+                    "image": deployed.image,
                     "command": ["operator-controller", "--api-server-timeout=3", "--log-format=json"],
                     # Overrides what the kubelet sets for the `kubernetes` Service.
                     "env": [

@@ -145,8 +145,9 @@ async def test_operator_controller_rolled_to_a_new_image_during_an_upgrade(
     account = await extensions.installer(namespace)
     await extensions.install(name, "kube-green", namespace, account, version="0.7.0")
     next_tag = unique("e2e-next")
-    digest = pusher.tag(IMAGE_REPOSITORY, deployed.image.digest, next_tag)
-    assert digest == deployed.image.digest
+    current = deployed.image.partition("@")[2]
+    digest = pusher.tag(IMAGE_REPOSITORY, current, next_tag)
+    assert digest == current
     new_image = f"{pusher.host}/{IMAGE_REPOSITORY}:{next_tag}"
     try:
         await extensions.wait_installed(name, "0.7.0")
@@ -159,7 +160,7 @@ async def test_operator_controller_rolled_to_a_new_image_during_an_upgrade(
         await extensions.wait_active_revisions(name, [f"{name}-2"])
         assert_no_orphans(*await extensions.revisions(name))
     finally:
-        await deploy.set_image(deployed.kube, OPERATOR_CONTROLLER, deployed.image.digest_ref)
+        await deploy.set_image(deployed.kube, OPERATOR_CONTROLLER, deployed.image)
         await deploy.wait_rolled_out(deployed.kube, OPERATOR_CONTROLLER, timeout=180)
         await extensions.delete(name)
 
@@ -167,7 +168,7 @@ async def test_operator_controller_rolled_to_a_new_image_during_an_upgrade(
 async def test_a_wrong_image_tag_is_reported_with_the_pull_failure(deployed: DeployedOLM) -> None:
     """What `make run` says when OLM's own image cannot be pulled: the stuck container's reason and
     the Deployment's Events. The old Pod keeps running (maxUnavailable: 0) until it is put back."""
-    missing = f"{deployed.image.digest_ref.split('@')[0]}:no-such-tag"
+    missing = f"{deployed.image.split('@')[0]}:no-such-tag"
     await deploy.set_image(deployed.kube, OPERATOR_CONTROLLER, missing)
     try:
         failure: deploy.DeploymentFailed | None = None
@@ -185,5 +186,5 @@ async def test_a_wrong_image_tag_is_reported_with_the_pull_failure(deployed: Dep
         ]
         assert running, "the old Pod must keep running while the new one cannot pull"
     finally:
-        await deploy.set_image(deployed.kube, OPERATOR_CONTROLLER, deployed.image.digest_ref)
+        await deploy.set_image(deployed.kube, OPERATOR_CONTROLLER, deployed.image)
         await deploy.wait_rolled_out(deployed.kube, OPERATOR_CONTROLLER, timeout=180)

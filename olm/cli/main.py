@@ -63,6 +63,22 @@ COMMANDS: dict[str, Handler] = {
 }
 
 
+class _PrintVersion(argparse.Action):
+    """`--version`, reading the installed version only when asked (argparse's own action takes the
+    text when the parser is built, on every start)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(
+            option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from olm import version  # noqa: PLC0415 (importlib.metadata only when asked)
+
+        print(f"{parser.prog} {version.installed()}")
+        parser.exit()
+
+
 def build_parser(prog: str = "olmctl") -> argparse.ArgumentParser:
     """The whole command line; `args.command` names the command as a key of `COMMANDS`."""
     parser = argparse.ArgumentParser(
@@ -72,6 +88,7 @@ def build_parser(prog: str = "olmctl") -> argparse.ArgumentParser:
         "exit codes: 0 success, 1 failed, 2 usage error, 3 cluster unreachable",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=_PrintVersion, help="print olmctl's version and exit")
     global_flags(parser, nested=False)
     top = parser.add_subparsers(dest="group", metavar="COMMAND")
     for family in FAMILIES:

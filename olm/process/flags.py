@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from olm import oci
+from olm import oci, version
 from olm.api import names
 from olm.compat import httpproxy
 from olm.process import featuregates, startup, tlsflags
@@ -34,7 +34,14 @@ from olm_runtime.manager import (
     tlsprofile,
 )
 
-__all__ = ["add_common_flags", "manager_options", "parse", "registry_options", "seconds", "secure_metrics"]
+__all__ = [
+    "add_common_flags",
+    "manager_options",
+    "parse",
+    "registry_options",
+    "seconds",
+    "secure_metrics",
+]
 
 
 def seconds(text: str) -> float:
@@ -58,6 +65,12 @@ def add_common_flags(
 ) -> None:
     """The shared flags; `metrics_port` is the process's default `/metrics` port (upstream's: 7443
     for catalogd, 8443 for operator-controller), `gates` the process's `--feature-gates`."""
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {version.installed()}",
+        help="print the version and exit",
+    )
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
     )

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 
+from olm import version
 from olm.process import flags, startup, testing_seams, tlsbuffers
 from olm_runtime import logging, tracing
 from olm_runtime.client import Client
@@ -49,6 +50,7 @@ def main(parser: argparse.ArgumentParser, run: Run, argv: Sequence[str] | None =
     args = flags.parse(parser, argv)
     tlsbuffers.limit()
     logging.configure(format=args.log_format, level=args.log_level)
+    _log.info("version", process=parser.prog, version=version.installed())
     _log.info("feature_gates", **args.features)
     _log.info("tls_profile", profile=args.tls.name, minimum_version=args.tls.effective_minimum().name)
     try:

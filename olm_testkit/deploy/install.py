@@ -50,18 +50,9 @@ class Deployed:
     """Seconds from apply until each Deployment had rolled out."""
 
 
-def shipped_image() -> str:
-    """The image name (without tag) the shipped Deployments use: what an overlay replaces."""
-    images = kustomize.images_in([obj for d in kustomize.OLM_KUSTOMIZATIONS for obj in kustomize.build(d)])
-    image_names = {kustomize.split_tag(image)[0] for image in images}
-    if len(image_names) != 1:
-        raise DeploymentFailed(f"the manifests name more than one image: {sorted(images)}")
-    return image_names.pop()
-
-
 def olm_objects(image: str) -> list[dict[str, Any]]:
     """Every object of both kustomizations, the image set to `image`."""
-    override = kustomize.ImageOverride(name=shipped_image(), new_ref=image)
+    override = kustomize.ImageOverride(name=kustomize.shipped_image(), new_ref=image)
     return [obj for d in kustomize.OLM_KUSTOMIZATIONS for obj in kustomize.build(d, [override])]
 
 
@@ -69,11 +60,13 @@ async def install(
     client: Client,
     *,
     image: str,
+    objects: Sequence[Mapping[str, Any]] | None = None,
     registry_cas: Sequence[bytes] = (),
     namespace_annotations: Mapping[str, str] | None = None,
     timeout: float = 300.0,
 ) -> Deployed:
-    """Apply OLM with `image` and wait until both Deployments have rolled out."""
+    """Apply OLM with `image` (the objects of manifests/, or `objects`, a release's install.yaml,
+    which names it) and wait until both Deployments have rolled out."""
     await require_cert_manager(client)
     namespace: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     if namespace_annotations:
@@ -91,8 +84,8 @@ async def install(
             }
             await client.apply(configmap, field_manager=FIELD_MANAGER, force=True)
     started = time.monotonic()
-    for obj in olm_objects(image):
-        await client.apply(obj, field_manager=FIELD_MANAGER, force=True)
+    for obj in olm_objects(image) if objects is None else objects:
+        await client.apply(dict(obj), field_manager=FIELD_MANAGER, force=True)
     seconds = {}
     for name in DEPLOYMENTS:
         await wait_rolled_out(client, name, timeout=timeout - (time.monotonic() - started))

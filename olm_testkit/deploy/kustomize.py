@@ -156,6 +156,15 @@ def _containers(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]
 
 
+def shipped_image(directories: Sequence[Path] = OLM_KUSTOMIZATIONS) -> str:
+    """The one image name (without tag) the kustomizations in `directories` run: what an overlay
+    replaces."""
+    names = {split_tag(ref)[0] for d in directories for ref in images_in(build(d))}
+    if len(names) != 1:
+        raise KustomizeError(f"the manifests name {len(names)} images, expected one: {sorted(names)}")
+    return names.pop()
+
+
 def split_tag(image: str) -> tuple[str, str]:
     """`name` and `tag` of `name[:tag]` (a port in the registry host is not a tag)."""
     name, _, digest = image.partition("@")

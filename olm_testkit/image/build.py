@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,8 +90,14 @@ class BuiltImage:
         return self.local.unpacked_size
 
 
-def build(*, project_dir: Path = PROJECT_DIR, cache_root: Path | None = None) -> LocalImage:
-    """Build (or take from the cache) the Debian, dependency and project layers, and the config."""
+def build(
+    *,
+    project_dir: Path = PROJECT_DIR,
+    cache_root: Path | None = None,
+    extra_labels: Mapping[str, str] | None = None,
+) -> LocalImage:
+    """Build (or take from the cache) the Debian, dependency and project layers, and the config;
+    `extra_labels` are added to (or replace) those `labels(project_dir)` finds."""
     cache = caches.Cache(root=cache_root or caches.default_root())
     logs = cache.root / "logs"
     seconds: dict[str, float] = {}
@@ -109,7 +115,7 @@ def build(*, project_dir: Path = PROJECT_DIR, cache_root: Path | None = None) ->
             f"pip install the runtime dependencies locked in uv.lock into {venv.ROOT}",
             f"pip install {wheel_name} into {venv.ROOT}",
         ],
-        labels=labels(project_dir),
+        labels={**labels(project_dir), **(extra_labels or {})},
         user=USER,
         env=ENV,
         entrypoint=ENTRYPOINT,

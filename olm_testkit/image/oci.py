@@ -99,6 +99,46 @@ def write_archive(image: layout.Image, destination: Path, *, ref_name: str) -> N
         partial.replace(destination)
 
 
+def read_archive(source: Path, *, ref_name: str) -> layout.Image:
+    """The image named `ref_name` in the OCI archive `source`, every blob checked against its digest,
+    as `write_archive` writes it (one manifest, its config and gzip layers)."""
+    with tarfile.open(source) as tar:
+
+        def member(name: str) -> bytes:
+            extracted = tar.extractfile(name)
+            if extracted is None:
+                raise ValueError(f"{source}: {name} is not a file")
+            return extracted.read()
+
+        def blob(digest: str) -> bytes:
+            data = member(f"blobs/sha256/{digest.removeprefix('sha256:')}")
+            if layout.sha256_digest(data) != digest:
+                raise ValueError(f"{source}: blob {digest} does not match its digest")
+            return data
+
+        index = json.loads(member("index.json"))
+        named = [
+            m
+            for m in index.get("manifests", [])
+            if m.get("annotations", {}).get(REF_NAME_ANNOTATION) == ref_name
+        ]
+        if len(named) != 1:
+            raise ValueError(f"{source}: {len(named)} images named {ref_name!r}, expected one")
+        stored = blob(named[0]["digest"])
+        manifest = json.loads(stored)
+        config = manifest["config"]
+        image = layout.Image(
+            config=layout.Blob(media_type=config["mediaType"], data=blob(config["digest"])),
+            layers=tuple(
+                layout.Blob(media_type=layer["mediaType"], data=blob(layer["digest"]))
+                for layer in manifest["layers"]
+            ),
+        )
+    if image.manifest != stored:
+        raise ValueError(f"{source}: the manifest of {ref_name!r} is not one this module writes")
+    return image
+
+
 def _normalized(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.mtime = layers.MTIME
     info.uid = info.gid = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,18 @@ def test_every_command_has_help_with_an_example(command: str, capsys: pytest.Cap
     text = capsys.readouterr().out
     assert "example:\n  olmctl " in text
     assert "--kubeconfig" in text
+
+
+def test_version_prints_the_installed_version_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main.main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"olmctl {importlib.metadata.version('olm-py')}\n"
+    # The install and upgrade commands keep their own --version (a version range).
+    assert (
+        parse("install", "kube-green", "-n", "g", "--service-account", "sa", "--version", "1.x").version
+        == "1.x"
+    )
 
 
 def test_listing_and_show_commands_take_an_output_format(capsys: pytest.CaptureFixture[str]) -> None:

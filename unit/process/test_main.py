@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -87,7 +88,9 @@ def test_testing_seams_are_named_in_a_warning_before_the_run(monkeypatch: pytest
     assert ran == [testing_seams.Seams(poll_minute_seconds=0.5)]
 
 
-def test_the_feature_gates_and_the_tls_profile_are_logged_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_version_feature_gates_and_tls_profile_are_logged_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     log = Recorder()
     monkeypatch.setattr(process, "_log", log)
 
@@ -96,9 +99,17 @@ def test_the_feature_gates_and_the_tls_profile_are_logged_at_start(monkeypatch: 
 
     assert process.main(_parser(), run, ["--tls-profile=modern"]) == 0
     assert log.infos == [
+        ("version", {"process": "test", "version": importlib.metadata.version("olm-py")}),
         ("feature_gates", {"APIV1MetasHandler": True, "GraphQLCatalogQueries": False}),
         ("tls_profile", {"profile": "Modern", "minimum_version": "TLSv1_3"}),
     ]
+
+
+def test_version_prints_the_installed_distributions_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        _parser().parse_args(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"test {importlib.metadata.version('olm-py')}\n"
 
 
 def test_tracing_variables_that_do_not_parse_are_one_error_line_and_exit_code_1(

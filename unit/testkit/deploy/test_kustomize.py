@@ -38,7 +38,7 @@ def test_an_override_replaces_only_the_image() -> None:
 
 
 def test_the_shipped_image_name_is_found_in_the_manifests() -> None:
-    assert install.shipped_image() == SHIPPED
+    assert kustomize.shipped_image() == SHIPPED
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import tarfile
 from pathlib import Path
@@ -77,3 +78,29 @@ def test_archive_is_the_layout_as_a_reproducible_tar(tmp_path: Path) -> None:
         assert {"oci-layout", "index.json"} <= set(names)
         assert {m.mtime for m in tar.getmembers()} == {0}
     assert f"blobs/sha256/{_image().digest.removeprefix('sha256:')}" in names
+
+
+def test_an_archive_reads_back_as_the_image_it_was_written_from(tmp_path: Path) -> None:
+    image = _image()
+    oci.write_archive(image, tmp_path / "a.tar", ref_name="v1.2.0")
+    read = oci.read_archive(tmp_path / "a.tar", ref_name="v1.2.0")
+    assert read.digest == image.digest
+    assert read.layers == image.layers
+    with pytest.raises(ValueError, match=r"0 images named 'v1\.3\.0'"):
+        oci.read_archive(tmp_path / "a.tar", ref_name="v1.3.0")
+
+
+def test_an_archive_with_a_changed_blob_is_refused(tmp_path: Path) -> None:
+    image = _image()
+    oci.write_archive(image, tmp_path / "a.tar", ref_name="dev")
+    layer = f"blobs/sha256/{image.layers[0].digest.removeprefix('sha256:')}"
+    with tarfile.open(tmp_path / "a.tar") as original, tarfile.open(tmp_path / "b.tar", "w") as changed:
+        for member in original.getmembers():
+            data = original.extractfile(member) if member.isfile() else None
+            if member.name == layer:
+                member.size = len(b"other")
+                changed.addfile(member, io.BytesIO(b"other"))
+            else:
+                changed.addfile(member, data)
+    with pytest.raises(ValueError, match="does not match its digest"):
+        oci.read_archive(tmp_path / "b.tar", ref_name="dev")
