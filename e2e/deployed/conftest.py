@@ -15,8 +15,10 @@ session; they are measurements, never assertions.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
+import ssl
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
+from e2e.deployed import upgrade
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
 from olm.catalogd import main as catalogd_main
@@ -35,8 +38,8 @@ from olm_runtime.client import Client, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
+from olm_testkit import metricsreader, nodenet
 from olm_testkit import node as real_nodes
-from olm_testkit import nodenet
 from olm_testkit.catalogs import cluster_catalog, serve_catalog
 from olm_testkit.certmanager import CertManager
 from olm_testkit.deploy import install as deploy
@@ -126,11 +129,20 @@ class OLMRelease:
         return self.release.image
 
 
+def publish_release(registry: Registry, release: artifacts.Release) -> list[dict[str, Any]]:
+    """Copy the release's image archive into `registry` under its tag, as a user would load it into
+    theirs (manifest unchanged, so the digest install.yaml pins is the one served); install.yaml's
+    objects."""
+    image = oci.read_archive(release.archive, ref_name=release.build.tag)
+    reference = Reference(host=registry.host, repository=IMAGE_REPOSITORY, tag=release.build.tag)
+    pushed = RegistryClient(host=registry.host, ca_file=registry.ca_file).push(image, reference)
+    assert pushed == release.digest, f"the archive's image is {pushed}, install.yaml pins {release.digest}"
+    return [obj for obj in yaml.safe_load_all(release.manifest.read_text()) if obj]
+
+
 @pytest.fixture(scope="session")
 def olm_release(registry: Registry, figures: Figures, tmp_path_factory: pytest.TempPathFactory) -> OLMRelease:
-    """`make release` of this checkout, naming the session's registry, and the image archive copied
-    into that registry under its tag as a user would load it into theirs (manifest unchanged, so
-    the digest install.yaml pins is the one served)."""
+    """`make release` of this checkout, naming the session's registry, its image in that registry."""
     started = time.monotonic()
     release = artifacts.make(
         image_build.PROJECT_DIR,
@@ -138,11 +150,7 @@ def olm_release(registry: Registry, figures: Figures, tmp_path_factory: pytest.T
         image_name=f"{registry.host}/{IMAGE_REPOSITORY}",
     )
     figures.add("make release (snapshot of this checkout)", f"{time.monotonic() - started:.1f} s")
-    image = oci.read_archive(release.archive, ref_name=release.build.tag)
-    reference = Reference(host=registry.host, repository=IMAGE_REPOSITORY, tag=release.build.tag)
-    pushed = RegistryClient(host=registry.host, ca_file=registry.ca_file).push(image, reference)
-    assert pushed == release.digest, f"the archive's image is {pushed}, install.yaml pins {release.digest}"
-    objects = [obj for obj in yaml.safe_load_all(release.manifest.read_text()) if obj]
+    objects = publish_release(registry, release)
     figures.add(
         "image size compressed / unpacked",
         f"{mib(release.local.compressed_size)} / {mib(release.local.unpacked_size)}",
@@ -210,6 +218,156 @@ def _timestamp(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+@dataclass(frozen=True)
+class UpgradeRecord:
+    """The session's start: the previous release deployed, extensions installed with it, this
+    checkout's release applied over it, the previous one again (rollback), then this one for the
+    tests (`e2e/deployed/upgrade.py`)."""
+
+    previous: str
+    """The previous release's tag."""
+    before: upgrade.Snapshot
+    after: upgrade.Snapshot
+    """Once this release's operator-controller has reconciled everything."""
+    rolled_back: upgrade.Snapshot
+    """Once the previous release, applied again over this one, has reconciled everything."""
+    crd_violations: dict[str, list[str]]
+    """OLM's own CRDs: what the upgrade-safety rules OLM applies to extensions find between the
+    previous release's (as served) and this release's, per CRD."""
+    catalog_sources: tuple[str, str]
+    """The upgrade catalog's resolved image before and after."""
+    reconciled: upgrade.Reconciled
+    installed: deploy.Deployed
+    """This release applied again after the rollback: what the tests run against."""
+
+
+READER_ROLE = "operator-controller-metrics-reader"
+UPGRADE_EXTENSIONS = {
+    # package: (version, inline configuration): an AllNamespaces operator with webhooks and CRDs,
+    # and an OwnNamespace one.
+    "kube-green": ("0.7.0", None),
+    "cat-facts-operator": ("1.1.2", "own-namespace"),
+}
+
+
+@pytest.fixture(scope="session")
+async def olm_upgrade(
+    control_plane: ControlPlane,
+    real_node: RealNode,
+    *,
+    cert_manager: CertManager,
+    kube: Client,
+    registry: Registry,
+    pusher: RegistryClient,
+    olm_release: OLMRelease,
+    figures: Figures,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> UpgradeRecord:
+    """Upgrade OLM under installed extensions, then remove them before any test runs (kube-green's
+    cluster-scoped objects would collide with the tests' own)."""
+    started = time.monotonic()
+    previous = await asyncio.to_thread(
+        upgrade.previous_release,
+        image_build.PROJECT_DIR,
+        tmp_path_factory.mktemp("previous-release"),
+        image_name=f"{registry.host}/{IMAGE_REPOSITORY}",
+    )
+    figures.add(f"upgrade: make release of the previous release ({previous.build.tag})", elapsed(started))
+    cas = [control_plane.certificate_authority().cert_pem]
+    placement = real_nodes.placement_annotations()
+    previous_objects = publish_release(registry, previous)
+    await deploy.install(
+        kube,
+        image=previous.image,
+        objects=previous_objects,
+        registry_cas=cas,
+        namespace_annotations=placement,
+    )
+    published = await asyncio.to_thread(
+        realdata.publish_community_catalog,
+        pusher,
+        pusher.host,
+        packages=tuple(UPGRADE_EXTENSIONS),
+        repository_prefix=unique("upgrade"),
+    )
+    catalog = unique("upgrade")
+    await serve_catalog(kube, cluster_catalog(catalog, published.digest_ref), timeout=180)
+    extensions = DemoExtensions(kube=kube, catalog=catalog)
+    wanted = {unique(f"up-{package.split('-')[0]}"): package for package in UPGRADE_EXTENSIONS}
+    async with upgrade.namespaces(kube, *wanted):
+        for name, package in wanted.items():
+            version_, mode = UPGRADE_EXTENSIONS[package]
+            account = await extensions.installer(name)
+            config = {"configType": "Inline", "inline": {"watchNamespace": name}} if mode else None
+            await extensions.create(
+                name,
+                package,
+                name,
+                account,
+                version=version_,
+                selector={"matchLabels": {names.METADATA_NAME_LABEL: catalog}},
+                config=config,
+            )
+        for name, package in wanted.items():
+            await extensions.wait_installed(name, UPGRADE_EXTENSIONS[package][0])
+        before = await upgrade.settled_snapshot(kube, wanted, SYSTEM_NAMESPACE)
+        crd_violations = await upgrade.crd_violations(kube, olm_release.objects)
+        source_before = await upgrade.catalog_source(kube, catalog)
+        figures.add("upgrade: previous release deployed, extensions installed", elapsed(started))
+
+        scraper = unique("upgrade-scraper")
+        async with upgrade.namespaces(kube, scraper):
+            token = await metricsreader.reader_token(kube, namespace=scraper, name="reader", role=READER_ROLE)
+            secret = await kube.get(kinds.SECRET, "olmv1-ca", namespace=SYSTEM_NAMESPACE)
+            trust = ssl.create_default_context(cadata=base64.b64decode(secret["data"]["ca.crt"]).decode())
+
+            async def apply(
+                image: str, objects: list[dict[str, Any]]
+            ) -> tuple[deploy.Deployed, upgrade.Reconciled]:
+                """Apply a release over the running one; wait until its operator-controller has
+                reconciled every extension and revision."""
+                applied = await deploy.install(
+                    kube, image=image, objects=objects, registry_cas=cas, namespace_annotations=placement
+                )
+                reconciled = await upgrade.wait_reconciled(
+                    kube,
+                    system_namespace=SYSTEM_NAMESPACE,
+                    lease=operator_controller_main.LEASE_NAME,
+                    image=image,
+                    trust=trust,
+                    token=token,
+                    extensions=len(wanted),
+                    revisions=len(before.revisions),
+                )
+                return applied, reconciled
+
+            upgraded_at = time.monotonic()
+            _, reconciled = await apply(olm_release.image, olm_release.objects)
+            after = await upgrade.snapshot(kube, wanted, SYSTEM_NAMESPACE)
+            source_after = await upgrade.catalog_source(kube, catalog)
+            figures.add("upgrade: this release applied to all reconciled", elapsed(upgraded_at))
+            rolled_back_at = time.monotonic()
+            await apply(previous.image, previous_objects)
+            rolled_back = await upgrade.snapshot(kube, wanted, SYSTEM_NAMESPACE)
+            figures.add("rollback: the previous release applied to all reconciled", elapsed(rolled_back_at))
+            installed, _ = await apply(olm_release.image, olm_release.objects)
+            await kube.delete(kinds.CLUSTER_ROLE_BINDING, f"{READER_ROLE}-{scraper}-reader")
+        for name in wanted:
+            await extensions.delete(name)
+            await kube.delete(kinds.CLUSTER_ROLE_BINDING, f"{name}-installer")
+        await kube.delete(CLUSTER_CATALOG, catalog)
+    return UpgradeRecord(
+        previous=previous.build.tag,
+        before=before,
+        after=after,
+        rolled_back=rolled_back,
+        crd_violations=crd_violations,
+        catalog_sources=(source_before, source_after),
+        reconciled=reconciled,
+        installed=installed,
+    )
+
+
 @pytest.fixture(scope="session")
 async def deployed(
     control_plane: ControlPlane,
@@ -218,16 +376,12 @@ async def deployed(
     cert_manager: CertManager,
     kube: Client,
     olm_release: OLMRelease,
+    olm_upgrade: UpgradeRecord,
     figures: Figures,
 ) -> AsyncIterator[DeployedOLM]:
-    """OLM applied from the release's install.yaml, both Deployments rolled out."""
-    result = await deploy.install(
-        kube,
-        image=olm_release.image,
-        objects=olm_release.objects,
-        registry_cas=[control_plane.certificate_authority().cert_pem],
-        namespace_annotations=real_nodes.placement_annotations(),
-    )
+    """OLM as this release's install.yaml deploys it over the previous release, both Deployments
+    rolled out and the upgrade's extensions removed again."""
+    result = olm_upgrade.installed
     olm = DeployedOLM(image=olm_release.image, node=real_node, kube=kube, control_plane=control_plane)
     for name, seconds in result.seconds.items():
         figures.add(f"{name}: apply to rolled out", f"{seconds:.1f} s")
