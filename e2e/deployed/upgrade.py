@@ -221,17 +221,27 @@ async def _scrape(url: str, trust: ssl.SSLContext, server_name: str, token: str)
         return await response.text()
 
 
-def successes(text: str, controller: str) -> float:
-    """Reconciles of `controller` that did not fail (`controller_runtime_reconcile_total` of every
-    result but `error`: an active revision's reconcile ends asking to be requeued) in a scrape."""
-    return sum(
-        sample.value
+def _samples(text: str, name: str, controller: str) -> list[tuple[dict[str, str], float]]:
+    return [
+        (sample.labels, sample.value)
         for family in text_string_to_metric_families(text)
         for sample in family.samples
-        if sample.name == "controller_runtime_reconcile_total"
-        and sample.labels.get("controller") == controller
-        and sample.labels.get("result") != "error"
+        if sample.name == name and sample.labels.get("controller") == controller
+    ]
+
+
+def caught_up(text: str, controller: str, objects: int) -> bool:
+    """Whether `controller` has reconciled `objects` times without failing (every result but
+    `error` counts: an active revision's reconcile ends asking to be requeued) and has nothing
+    queued or in flight, so each object it listed at start has been reconciled (a scrape's text)."""
+    done = sum(
+        value
+        for labels, value in _samples(text, "controller_runtime_reconcile_total", controller)
+        if labels.get("result") != "error"
     )
+    queued = sum(value for _, value in _samples(text, "workqueue_depth", controller))
+    working = sum(value for _, value in _samples(text, "controller_runtime_active_workers", controller))
+    return done >= objects and queued == 0 and working == 0
 
 
 @dataclass(frozen=True)
@@ -252,8 +262,8 @@ async def wait_reconciled(
     revisions: int,
     timeout: float = 180,
 ) -> Reconciled:
-    """Wait until the operator-controller Pod running `image` holds the Lease and has reconciled at
-    least `extensions` ClusterExtensions and `revisions` ClusterObjectSets successfully."""
+    """Wait until the operator-controller Pod running `image` holds the Lease and has caught up on
+    its `extensions` ClusterExtensions and `revisions` ClusterObjectSets (`caught_up`)."""
     started = time.monotonic()
     leader = ""
 
@@ -281,7 +291,7 @@ async def wait_reconciled(
             f"operator-controller-service.{system_namespace}.svc",
             token,
         )
-        return successes(text, EXTENSIONS) >= extensions and successes(text, REVISIONS) >= revisions
+        return caught_up(text, EXTENSIONS, extensions) and caught_up(text, REVISIONS, revisions)
 
     await eventually(
         done,
