@@ -298,7 +298,7 @@ async def olm_upgrade(
         for name, package in wanted.items():
             version_, mode = UPGRADE_EXTENSIONS[package]
             account = await extensions.installer(name)
-            config = {"configType": "Inline", "inline": {"watchNamespace": name}} if mode else None
+            config = {"watchNamespace": name} if mode else None
             await extensions.create(
                 name,
                 package,

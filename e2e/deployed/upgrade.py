@@ -155,7 +155,12 @@ async def _managed(kube: Client, revision: dict[str, Any], system_namespace: str
             group, _, api_version = str(manifest["apiVersion"]).rpartition("/")
             gvk = GroupVersionKind(group, api_version, str(manifest["kind"]))
             meta = manifest["metadata"]
-            found.append(await kube.get(gvk, meta["name"], namespace=meta.get("namespace")))
+            # The rendered webhook configurations carry the install namespace, which the API server
+            # drops for a cluster-scoped kind.
+            namespaced = (await kube.resource_for(gvk)).namespaced
+            found.append(
+                await kube.get(gvk, meta["name"], namespace=meta.get("namespace") if namespaced else None)
+            )
     return found
 
 
