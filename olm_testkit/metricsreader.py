@@ -7,11 +7,19 @@ as a scraper would be made in a cluster: a ServiceAccount bound to a ClusterRole
 same rule when it is missing, as in process-mode runs that apply no manifests), then a TokenRequest,
 returned once the API server allows the account `get /metrics`: a scrape made sooner could be refused,
 and the metrics endpoint remembers a refusal for 30 s.
+
+For OLM deployed from manifests/, `scrape` reads a Pod's `/metrics` as Prometheus does (the Pod's IP,
+`pod_metrics_url`), verifying the serving certificate with the CA cert-manager issued (`olmv1_ca`).
 """
 
 from __future__ import annotations
 
+import base64
+import ssl
+from collections.abc import Mapping
 from typing import Any
+
+import aiohttp
 
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing import settle
@@ -76,3 +84,26 @@ async def reader_token(
     token = await service_account_token(admin, namespace, name)
     await settle.allowed_path(admin, settle.service_account(namespace, name), verb="get", path="/metrics")
     return token
+
+
+async def olmv1_ca(admin: Client, namespace: str) -> ssl.SSLContext:
+    """Trust in the `olmv1-ca` Secret of OLM's namespace: the CA of both processes' certificates."""
+    secret = await admin.get(kinds.SECRET, "olmv1-ca", namespace=namespace)
+    return ssl.create_default_context(cadata=base64.b64decode(secret["data"]["ca.crt"]).decode())
+
+
+def pod_metrics_url(pod: Mapping[str, Any]) -> str:
+    """`https://<Pod IP>:<its port named metrics>/metrics`."""
+    (container,) = pod["spec"]["containers"]
+    (port,) = [p["containerPort"] for p in container["ports"] if p["name"] == "metrics"]
+    return f"https://{pod['status']['podIP']}:{port}/metrics"
+
+
+async def scrape(url: str, trust: ssl.SSLContext, server_name: str, token: str | None) -> tuple[int, str]:
+    """GET `url` with `token` (none when None), checking the certificate against `server_name`."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(url, headers=headers, ssl=trust, server_hostname=server_name) as response,
+    ):
+        return response.status, await response.text()

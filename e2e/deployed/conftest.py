@@ -15,10 +15,8 @@ session; they are measurements, never assertions.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
-import ssl
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -243,10 +241,10 @@ class UpgradeRecord:
 
 READER_ROLE = "operator-controller-metrics-reader"
 UPGRADE_EXTENSIONS = {
-    # package: (version, inline configuration): an AllNamespaces operator with webhooks and CRDs,
-    # and an OwnNamespace one.
-    "kube-green": ("0.7.0", None),
-    "cat-facts-operator": ("1.1.2", "own-namespace"),
+    # package: (version, whether it watches its own namespace only): an AllNamespaces operator with
+    # webhooks and CRDs, and an OwnNamespace one.
+    "kube-green": ("0.7.0", False),
+    "cat-facts-operator": ("1.1.2", True),
 }
 
 
@@ -296,9 +294,9 @@ async def olm_upgrade(
     wanted = {unique(f"up-{package.split('-')[0]}"): package for package in UPGRADE_EXTENSIONS}
     async with upgrade.namespaces(kube, *wanted):
         for name, package in wanted.items():
-            version_, mode = UPGRADE_EXTENSIONS[package]
+            version_, own_namespace = UPGRADE_EXTENSIONS[package]
             account = await extensions.installer(name)
-            config = {"watchNamespace": name} if mode else None
+            config = {"watchNamespace": name} if own_namespace else None
             await extensions.create(
                 name,
                 package,
@@ -318,8 +316,7 @@ async def olm_upgrade(
         scraper = unique("upgrade-scraper")
         async with upgrade.namespaces(kube, scraper):
             token = await metricsreader.reader_token(kube, namespace=scraper, name="reader", role=READER_ROLE)
-            secret = await kube.get(kinds.SECRET, "olmv1-ca", namespace=SYSTEM_NAMESPACE)
-            trust = ssl.create_default_context(cadata=base64.b64decode(secret["data"]["ca.crt"]).decode())
+            trust = await metricsreader.olmv1_ca(kube, SYSTEM_NAMESPACE)
 
             async def apply(
                 image: str, objects: list[dict[str, Any]]
@@ -373,16 +370,14 @@ async def deployed(
     control_plane: ControlPlane,
     real_node: RealNode,
     *,
-    cert_manager: CertManager,
     kube: Client,
-    olm_release: OLMRelease,
     olm_upgrade: UpgradeRecord,
     figures: Figures,
 ) -> AsyncIterator[DeployedOLM]:
     """OLM as this release's install.yaml deploys it over the previous release, both Deployments
     rolled out and the upgrade's extensions removed again."""
     result = olm_upgrade.installed
-    olm = DeployedOLM(image=olm_release.image, node=real_node, kube=kube, control_plane=control_plane)
+    olm = DeployedOLM(image=result.image, node=real_node, kube=kube, control_plane=control_plane)
     for name, seconds in result.seconds.items():
         figures.add(f"{name}: apply to rolled out", f"{seconds:.1f} s")
     for deployment in deploy.DEPLOYMENTS:

@@ -7,13 +7,10 @@ ClusterRoles grant that, and the Pods review tokens with the shipped metrics-rba
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import ssl
 import uuid
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 
 from e2e.deployed.conftest import CATALOGD, OPERATOR_CONTROLLER, SYSTEM_NAMESPACE, DeployedOLM
@@ -39,20 +36,6 @@ async def scraper_namespace(deployed: DeployedOLM) -> AsyncIterator[str]:
     await deployed.kube.delete(kinds.NAMESPACE, name)
 
 
-async def olmv1_ca(deployed: DeployedOLM) -> ssl.SSLContext:
-    secret = await deployed.kube.get(kinds.SECRET, "olmv1-ca", namespace=SYSTEM_NAMESPACE)
-    return ssl.create_default_context(cadata=base64.b64decode(secret["data"]["ca.crt"]).decode())
-
-
-async def scrape(url: str, trust: ssl.SSLContext, server_name: str, token: str | None) -> tuple[int, str]:
-    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(url, headers=headers, ssl=trust, server_hostname=server_name) as response,
-    ):
-        return response.status, await response.text()
-
-
 @pytest.mark.parametrize("deployment", [CATALOGD, OPERATOR_CONTROLLER])
 async def test_every_pod_serves_metrics_to_metrics_readers_only(
     deployed: DeployedOLM, scraper_namespace: str, deployment: str
@@ -63,19 +46,17 @@ async def test_every_pod_serves_metrics_to_metrics_readers_only(
         deployed.kube, namespace=scraper_namespace, name="reader", role=role
     )
     stranger = await metricsreader.service_account_token(deployed.kube, scraper_namespace, "stranger")
-    trust = await olmv1_ca(deployed)
+    trust = await metricsreader.olmv1_ca(deployed.kube, SYSTEM_NAMESPACE)
     server_name = f"{SERVICES[deployment]}.{SYSTEM_NAMESPACE}.svc"
     pods = await deployed.pods(deployment)
     assert pods
     for pod in pods:
-        (container,) = pod["spec"]["containers"]
-        (port,) = [p["containerPort"] for p in container["ports"] if p["name"] == "metrics"]
-        url = f"https://{pod['status']['podIP']}:{port}/metrics"
+        url = metricsreader.pod_metrics_url(pod)
 
-        assert (await scrape(url, trust, server_name, None))[0] == 401, pod["metadata"]["name"]
+        assert (await metricsreader.scrape(url, trust, server_name, None))[0] == 401, pod["metadata"]["name"]
         denied = f"Authorization denied for user system:serviceaccount:{scraper_namespace}:stranger\n"
-        assert await scrape(url, trust, server_name, stranger) == (403, denied)
-        status, text = await scrape(url, trust, server_name, reader)
+        assert await metricsreader.scrape(url, trust, server_name, stranger) == (403, denied)
+        status, text = await metricsreader.scrape(url, trust, server_name, reader)
         assert status == 200, (pod["metadata"]["name"], text[:300])
         assert "controller_runtime_reconcile_total" in text
         assert "workqueue_depth" in text

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
@@ -23,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from olm.api import names
@@ -34,7 +32,8 @@ from olm.operator_controller.clusterobjectset.reconciler import CONTROLLER_NAME 
 from olm.pipeline.preflight import crdupgradesafety
 from olm_runtime.client import Client, GroupVersionKind, errors, kinds
 from olm_runtime.testing.poll import eventually
-from olm_testkit.release import artifacts, version
+from olm_testkit import metricsreader
+from olm_testkit.release import artifacts, source, version
 
 PREVIOUS_LANDED = "4614d98a68add62b767119d6187c0062c553254f"
 """The last commit that landed before this suite existed (no release tag yet): the OLM users
@@ -46,12 +45,7 @@ SETTLE_WINDOW = 3.0
 
 def previous_commit(project_dir: Path) -> str:
     """The newest release tag reachable from HEAD, not on HEAD itself; else `PREVIOUS_LANDED`."""
-    listed = subprocess.run(
-        ["git", "-C", str(project_dir), "tag", "--merged", "HEAD", "--no-contains", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    listed = source.git(project_dir, "tag", "--merged", "HEAD", "--no-contains", "HEAD").split()
     releases = [(parsed, tag) for tag in listed if (parsed := version.parse_tag(tag)) is not None]
     if not releases:
         return PREVIOUS_LANDED
@@ -63,23 +57,13 @@ def checkout(project_dir: Path, commit: str) -> Iterator[Path]:
     """A detached worktree of `commit`, removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="olm-previous-") as scratch:
         tree = Path(scratch) / "tree"
-        added = subprocess.run(
-            ["git", "-C", str(project_dir), "worktree", "add", "--detach", "--quiet", str(tree), commit],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if added.returncode != 0:
-            # A shallow clone lacks the previous release: the upgrade suite needs the history.
-            raise RuntimeError(f"cannot check out the previous release {commit}: {added.stderr.strip()}")
+        # Fails in a shallow clone, which lacks the previous release: the upgrade needs the history.
+        source.git(project_dir, "worktree", "add", "--detach", "--quiet", str(tree), commit)
         try:
             yield tree
         finally:
-            subprocess.run(
-                ["git", "-C", str(project_dir), "worktree", "remove", "--force", str(tree)],
-                capture_output=True,
-                check=False,
-            )
+            with contextlib.suppress(source.SourceError):  # never hide what failed inside
+                source.git(project_dir, "worktree", "remove", "--force", str(tree))
 
 
 def previous_release(project_dir: Path, out: Path, *, image_name: str) -> artifacts.Release:
@@ -115,15 +99,17 @@ async def snapshot(kube: Client, extensions: Iterable[str], system_namespace: st
         active = tuple(str(r["name"]) for r in status.get("activeRevisions") or ())
         installed[name] = (bundle, active)
         selector = f"{names.OWNER_NAME_LABEL}={name}"
-        for revision in (await kube.list(CLUSTER_OBJECT_SET, label_selector=selector)).items:
-            revisions[revision["metadata"]["name"]] = revision["metadata"]["uid"]
+        listed = {
+            r["metadata"]["name"]: r
+            for r in (await kube.list(CLUSTER_OBJECT_SET, label_selector=selector)).items
+        }
+        revisions.update((revision_name, r["metadata"]["uid"]) for revision_name, r in listed.items())
         for secret in (
             await kube.list(kinds.SECRET, namespace=system_namespace, label_selector=selector)
         ).items:
             secrets[secret["metadata"]["name"]] = secret["metadata"]["resourceVersion"]
         for revision_name in active:
-            revision = await kube.get(CLUSTER_OBJECT_SET, revision_name)
-            for obj in await _managed(kube, revision, system_namespace):
+            for obj in await _managed(kube, listed[revision_name], system_namespace):
                 meta = obj["metadata"]
                 key = f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}"
                 objects[key] = (meta["uid"], meta["resourceVersion"])
@@ -215,17 +201,6 @@ def differences(before: Snapshot, after: Snapshot) -> dict[str, list[str]]:
 # --- the new operator-controller has reconciled everything ----------------------------------------
 
 
-async def _scrape(url: str, trust: ssl.SSLContext, server_name: str, token: str) -> str:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(
-            url, headers={"Authorization": f"Bearer {token}"}, ssl=trust, server_hostname=server_name
-        ) as response,
-    ):
-        response.raise_for_status()
-        return await response.text()
-
-
 def _samples(text: str, name: str, controller: str) -> list[tuple[dict[str, str], float]]:
     return [
         (sample.labels, sample.value)
@@ -288,15 +263,17 @@ async def wait_reconciled(
         if not leader:
             return False
         pod = next(p for p in new if p["metadata"]["name"] == leader)
-        (container,) = pod["spec"]["containers"]
-        (port,) = [p["containerPort"] for p in container["ports"] if p["name"] == "metrics"]
-        text = await _scrape(
-            f"https://{pod['status']['podIP']}:{port}/metrics",
+        status, text = await metricsreader.scrape(
+            metricsreader.pod_metrics_url(pod),
             trust,
             f"operator-controller-service.{system_namespace}.svc",
             token,
         )
-        return caught_up(text, EXTENSIONS, extensions) and caught_up(text, REVISIONS, revisions)
+        return (
+            status == 200
+            and caught_up(text, EXTENSIONS, extensions)
+            and caught_up(text, REVISIONS, revisions)
+        )
 
     await eventually(
         done,

@@ -34,14 +34,7 @@ from olm_runtime.manager import (
     tlsprofile,
 )
 
-__all__ = [
-    "add_common_flags",
-    "manager_options",
-    "parse",
-    "registry_options",
-    "seconds",
-    "secure_metrics",
-]
+__all__ = ["add_common_flags", "manager_options", "parse", "registry_options", "seconds", "secure_metrics"]
 
 
 def seconds(text: str) -> float:

@@ -85,7 +85,7 @@ async def install(
             await client.apply(configmap, field_manager=FIELD_MANAGER, force=True)
     started = time.monotonic()
     for obj in olm_objects(image) if objects is None else objects:
-        await client.apply(dict(obj), field_manager=FIELD_MANAGER, force=True)
+        await client.apply(obj, field_manager=FIELD_MANAGER, force=True)
     seconds = {}
     for name in DEPLOYMENTS:
         await wait_rolled_out(client, name, timeout=timeout - (time.monotonic() - started))

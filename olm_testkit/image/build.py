@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,9 +95,11 @@ def build(
     project_dir: Path = PROJECT_DIR,
     cache_root: Path | None = None,
     extra_labels: Mapping[str, str] | None = None,
+    wheels: Sequence[Path] = (),
 ) -> LocalImage:
     """Build (or take from the cache) the Debian, dependency and project layers, and the config;
-    `extra_labels` are added to (or replace) those `labels(project_dir)` finds."""
+    `extra_labels` are added to (or replace) those `labels(project_dir)` finds. The project layer
+    installs `wheels` (both distributions' wheels) when given, else wheels built from `project_dir`."""
     cache = caches.Cache(root=cache_root or caches.default_root())
     logs = cache.root / "logs"
     seconds: dict[str, float] = {}
@@ -106,7 +108,9 @@ def build(
     with _timed(seconds, "deps"):
         deps_layer = _deps_layer(cache, base_layer, project_dir=project_dir, log=logs / "deps.log")
     with _timed(seconds, "app"):
-        app_layer, wheel_name = _app_layer(cache, base_layer, project_dir=project_dir, log=logs / "app.log")
+        app_layer, wheel_name = _app_layer(
+            cache, base_layer, project_dir=project_dir, wheels=wheels, log=logs / "app.log"
+        )
     built = {"base": base_layer, "deps": deps_layer, "app": app_layer}
     config = oci.config_blob(
         diff_ids=[layer.diff_id for layer in built.values()],
@@ -241,11 +245,11 @@ def _deps_layer(
 
 
 def _app_layer(
-    cache: caches.Cache, base_layer: tarlayer.Layer, *, project_dir: Path, log: Path
+    cache: caches.Cache, base_layer: tarlayer.Layer, *, project_dir: Path, wheels: Sequence[Path], log: Path
 ) -> tuple[tarlayer.Layer, str]:
     log.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="olm-image-app-") as scratch:
-        wheels = venv.build_wheels(project_dir, Path(scratch) / "dist", log=log)
+        wheels = list(wheels) or venv.build_wheels(project_dir, Path(scratch) / "dist", log=log)
         names = " ".join(wheel.name for wheel in wheels)
         digest = hashlib.sha256(b"".join(hashlib.sha256(w.read_bytes()).digest() for w in wheels))
         key = caches.app_key(wheel_digest=digest.hexdigest(), base_diff_id=base_layer.diff_id)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,8 +30,7 @@ import yaml
 
 from olm_testkit.deploy import kustomize
 from olm_testkit.image import build as image_build
-from olm_testkit.image import oci
-from olm_testkit.image.shell import ImageBuildError
+from olm_testkit.image import oci, shell
 from olm_testkit.release import source
 from olm_testkit.release import version as versions
 
@@ -84,9 +82,6 @@ class Release:
     def digest(self) -> str:
         return self.image.partition("@")[2]
 
-    def distributions(self) -> list[Path]:
-        return sorted((self.directory / DISTRIBUTIONS).iterdir())
-
 
 def changelog_section(text: str, heading: str) -> str | None:
     """The body of `## [heading]` in a Keep a Changelog file, without its heading; None if absent."""
@@ -132,7 +127,7 @@ def make(
     image_name: str | None = None,
     cache_root: Path | None = None,
 ) -> Release:
-    """Build HEAD's release (or snapshot) into `out_root/<tag>/`, replacing what was there.
+    """Build the checkout's release (or snapshot) into `out_root/<tag>/`, replacing what was there.
     `image_name`: the name `install.yaml` pins the digest to; the manifests' own by default."""
     build = source.read_build(project_dir)
     changelog = (project_dir / CHANGELOG).read_text() if (project_dir / CHANGELOG).is_file() else ""
@@ -147,19 +142,24 @@ def make(
             tree = Path(scratch) / "tree"
             source.export(project_dir, tree)
             source.stamp(tree, build.python)
-            _build_distributions(tree, directory / DISTRIBUTIONS, build)
+            wheels = _build_distributions(
+                tree, directory / DISTRIBUTIONS, build, log=Path(scratch) / "uv-build.log"
+            )
             labels = {REVISION_LABEL: build.commit}
             origin = image_build.labels(project_dir).get("org.opencontainers.image.source")
             if origin:
                 labels["org.opencontainers.image.source"] = origin
-            local = image_build.build(project_dir=tree, cache_root=cache_root, extra_labels=labels)
+            # The image installs the very wheels the release ships.
+            local = image_build.build(
+                project_dir=tree, cache_root=cache_root, extra_labels=labels, wheels=wheels
+            )
             name = image_name or _shipped(tree)
             image = f"{name}@{local.image.digest}"
             write_manifest(directory / MANIFEST, install_objects(tree, image), build=build)
         oci.write_archive(local.image, directory / ARCHIVE, ref_name=build.tag)
         (directory / NOTES).write_text(f"# OLM {build.tag}\n\n" + (notes or "No notes.\n"))
         _write_checksums(directory)
-    except (source.SourceError, ImageBuildError, kustomize.KustomizeError, OSError) as err:
+    except (source.SourceError, shell.ImageBuildError, kustomize.KustomizeError, OSError) as err:
         shutil.rmtree(directory, ignore_errors=True)
         raise ReleaseError(f"building {build.tag}: {err}") from err
     except BaseException:
@@ -168,33 +168,22 @@ def make(
     return Release(build=build, directory=directory, image=image, local=local)
 
 
-def _build_distributions(tree: Path, destination: Path, build: versions.Build) -> None:
-    uv = shutil.which("uv")
-    if uv is None:
-        raise ReleaseError("uv is needed to build the distributions (hack/install-deps.sh installs it)")
-    result = subprocess.run(
-        [uv, "build", "--all-packages", "--quiet", "--out-dir", str(destination)],
-        cwd=tree,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise ReleaseError(f"uv build: {result.stderr.strip()[-2000:]}")
+def _build_distributions(tree: Path, destination: Path, build: versions.Build, *, log: Path) -> list[Path]:
+    """Wheels and sdists of both distributions into `destination`; the wheels."""
+    uv = shell.require("uv", "uv (hack/install-deps.sh installs it)")
+    shell.run([uv, "build", "--all-packages", "--quiet", "--out-dir", str(destination)], log=log, cwd=tree)
     (destination / ".gitignore").unlink(missing_ok=True)  # uv marks its output directory ignored
     built = sorted(path.name for path in destination.iterdir())
     expected = 4  # a wheel and an sdist of each distribution
     if len(built) != expected or not all(f"-{build.python}" in name for name in built):
         raise ReleaseError(f"uv build made {built}, expected a wheel and an sdist of both at {build.python}")
+    return sorted(destination.glob("*.whl"))
 
 
 def _write_checksums(directory: Path) -> None:
     lines = []
     for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.name != CHECKSUMS):
-        digest = hashlib.sha256()
         with path.open("rb") as stream:
-            for chunk in iter(lambda: stream.read(1 << 20), b""):
-                digest.update(chunk)
+            digest = hashlib.file_digest(stream, "sha256")
         lines.append(f"{digest.hexdigest()}  {path.relative_to(directory).as_posix()}\n")
     (directory / CHECKSUMS).write_text("".join(lines))

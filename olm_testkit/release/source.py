@@ -20,7 +20,16 @@ from pathlib import Path
 
 from olm_testkit.release import version as versions
 
-__all__ = ["PYPROJECTS", "SourceError", "changed", "checked_in_version", "export", "read_build", "stamp"]
+__all__ = [
+    "PYPROJECTS",
+    "SourceError",
+    "changed",
+    "checked_in_version",
+    "export",
+    "git",
+    "read_build",
+    "stamp",
+]
 
 PYPROJECTS = ("pyproject.toml", "runtime/pyproject.toml")
 """olm-py's and olm-runtime's: the two distributions, released together under one version."""
@@ -31,7 +40,8 @@ class SourceError(RuntimeError):
     """git failed, or the checkout breaks the version scheme."""
 
 
-def _git(project_dir: Path, *args: str) -> str:
+def git(project_dir: Path, *args: str) -> str:
+    """The output of `git -C project_dir args...`; `SourceError` with git's message when it fails."""
     result = subprocess.run(
         ["git", "-C", str(project_dir), *args],
         stdin=subprocess.DEVNULL,
@@ -55,14 +65,14 @@ def checked_in_version(tree: Path) -> versions.SemVer:
 
 def read_build(project_dir: Path) -> versions.Build:
     """The build the checkout at `project_dir` makes (see `olm_testkit.release.version`)."""
-    commit = _git(project_dir, "rev-parse", "HEAD").strip()
-    at_commit = _git(project_dir, "tag", "--points-at", "HEAD").split()
+    commit = git(project_dir, "rev-parse", "HEAD").strip()
+    at_commit = git(project_dir, "tag", "--points-at", "HEAD").split()
     reachable = [
-        tag for tag in _git(project_dir, "tag", "--merged", "HEAD").split() if versions.parse_tag(tag)
+        tag for tag in git(project_dir, "tag", "--merged", "HEAD").split() if versions.parse_tag(tag)
     ]
-    distance = {"": int(_git(project_dir, "rev-list", "--count", "HEAD"))}
+    distance = {"": int(git(project_dir, "rev-list", "--count", "HEAD"))}
     for tag in reachable:
-        distance[tag] = int(_git(project_dir, "rev-list", "--count", f"{tag}..HEAD"))
+        distance[tag] = int(git(project_dir, "rev-list", "--count", f"{tag}..HEAD"))
     return versions.describe(
         commit=commit,
         checked_in=checked_in_version(project_dir),
@@ -75,12 +85,12 @@ def read_build(project_dir: Path) -> versions.Build:
 
 def changed(project_dir: Path) -> list[str]:
     """Files that differ from HEAD: modified, added, deleted, or new and not ignored."""
-    return [line[3:] for line in _git(project_dir, "status", "--porcelain").splitlines()]
+    return [line[3:] for line in git(project_dir, "status", "--porcelain").splitlines()]
 
 
 def export(project_dir: Path, destination: Path) -> None:
     """Copy the checkout's files (tracked and untracked, less the ignored) into `destination`."""
-    listed = _git(project_dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
+    listed = git(project_dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
     destination.mkdir(parents=True)
     for name in sorted(set(filter(None, listed))):
         origin = project_dir / name

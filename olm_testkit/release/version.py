@@ -27,12 +27,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from olm import semver
+
 __all__ = ["Build", "SemVer", "VersionError", "describe", "parse_checked_in", "parse_tag"]
 
 _CORE = r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
 _TAG = re.compile(rf"^v{_CORE}(?:-(alpha|beta|rc)\.([1-9]\d*))?$")
 _CHECKED_IN = re.compile(rf"^{_CORE}$")
-_PRE_RANK = {"alpha": 0, "beta": 1, "rc": 2}
 _PEP440_PRE = {"alpha": "a", "beta": "b", "rc": "rc"}
 COMMIT_DIGITS = 12
 """Hex digits of the commit in a snapshot's version: enough to stay unique in a long history."""
@@ -50,11 +51,10 @@ class SemVer:
     pre: tuple[str, int] | None = None
     """("alpha" | "beta" | "rc", number) for a pre-release."""
 
-    def key(self) -> tuple[int, int, int, int, int]:
-        """Sort key: a pre-release comes before its release."""
-        if self.pre is None:
-            return (self.major, self.minor, self.patch, 1, 0)
-        return (self.major, self.minor, self.patch, 0, _PRE_RANK[self.pre[0]] * 10**9 + self.pre[1])
+    def key(self) -> semver.Version:
+        """Sort key: SemVer precedence (a pre-release before its release, alpha < beta < rc)."""
+        prerelease = () if self.pre is None else (self.pre[0], str(self.pre[1]))
+        return semver.Version(self.major, self.minor, self.patch, prerelease)
 
     def successor(self) -> SemVer:
         """The version a snapshot after this one leads to."""
