@@ -3,16 +3,18 @@ operator-controller, a demo catalog of real packages, and one extension installe
 
     python -m hack.run up              # OLM deployed in the cluster (needs root); ends when the
                                        # demo extension is Installed
+    python -m hack.run up --nodes 3    # with three real nodes (two by default)
     python -m hack.run up --processes  # catalogd and operator-controller as local processes
     python -m hack.run down            # stop everything `up` started, in either mode
 
-In the default mode OLM runs as users run it: a real kubelet node joins the control plane beside
-the kwok nodes, the OLM image is built here (hack/image) and pushed to the local registry, and
-`manifests/` is applied as shipped with only the image set (hack/deploy): catalogd (2 replicas,
-its label webhook registered) and operator-controller run as Pods on the real node, with
-certificates from cert-manager. With `--processes` (`make run-processes`, for fast iteration)
-catalogd and operator-controller run as local processes against the control plane (their logs,
-pids and storage are in the state directory). The demo catalog is built from `../shared/realdata`
+In the default mode OLM runs as users run it: real kubelet nodes (two unless `--nodes` says)
+join the control plane beside the kwok nodes, the OLM image is built here (hack/image) and pushed
+to the local registry, and `manifests/` is applied as shipped with only the image set
+(hack/deploy): catalogd (2 replicas, one per node, its label webhook registered) and
+operator-controller run as Pods on the real nodes, with certificates from cert-manager. With
+`--processes` (`make run-processes`, for fast iteration) catalogd and operator-controller run as
+local processes against the control plane (their logs, pids and storage are in the state
+directory). The demo catalog is built from `../shared/realdata`
 (the community catalog's kube-green and cat-facts-operator packages, their bundles pushed to the
 local registry) and named by a ClusterCatalog `demo`. The ClusterExtension `kube-green` installs
 kube-green (a bundle with a webhook, so cert-manager issues its certificate) into the namespace
@@ -185,13 +187,11 @@ def _mode_file() -> Path:
     return controlplane.state_dir() / "mode"
 
 
-def _node_dir() -> Path:
-    return controlplane.state_dir() / "node"
-
-
-def _start_cluster(binaries: Path, *, processes: bool) -> tuple[ControlPlane, Registry, RealNode | None]:
-    """The control plane and registry (loopback for processes; on the node network otherwise) and,
-    unless processes run OLM, the real node."""
+def _start_cluster(
+    binaries: Path, *, processes: bool, nodes: int
+) -> tuple[ControlPlane, Registry, list[RealNode]]:
+    """The control plane and registry (loopback for processes; on the first node network otherwise)
+    and, unless processes run OLM, the real nodes."""
     previous_mode = _mode_file().read_text().strip() if _mode_file().exists() else None
     mode = "processes" if processes else "cluster"
     if previous_mode is not None and previous_mode != mode:
@@ -199,33 +199,30 @@ def _start_cluster(binaries: Path, *, processes: bool) -> tuple[ControlPlane, Re
         down()
     controlplane.state_dir().mkdir(parents=True, exist_ok=True)
     _mode_file().write_text(mode)
-    network: NodeNetwork | None = None
+    node_networks: list[NodeNetwork] = []
     if not processes:
         # Before anything starts: a missing package or binary is named, not met halfway through.
         real_nodes.check_prerequisites(binaries)
-        network, previous = nodenet.allocate(controlplane.state_dir())
-        if previous is not None:
-            real_nodes.cleanup(previous / "node", network)
-        if not network.exists():
-            network.create()
+        node_networks = real_nodes.networks.prepare(controlplane.state_dir(), nodes, reuse=True)
     plane = controlplane.make_control_plane(
-        binaries, address="127.0.0.1" if network is None else network.host_ip
+        binaries, address=node_networks[0].host_ip if node_networks else "127.0.0.1"
     )
     print(f"control plane ready in {plane.up():.1f}s")
     registry = controlplane.make_registry(plane)
     print(f"registry ready in {registry.up():.1f}s")
-    if network is None:
-        return plane, registry, None
-    node = _make_node(plane, registry, network, binaries)
-    print(f"real node {node.name} Ready in {node.up():.1f}s")
-    return plane, registry, node
+    started = []
+    for network in node_networks:
+        node = _make_node(plane, network, binaries)
+        print(f"real node {node.name} Ready in {node.up():.1f}s")
+        started.append(node)
+    return plane, registry, started
 
 
-def _make_node(plane: ControlPlane, registry: Registry, network: NodeNetwork, binaries: Path) -> RealNode:
+def _make_node(plane: ControlPlane, network: NodeNetwork, binaries: Path) -> RealNode:
     return RealNode(
         NodeOptions(
             binary_dir=binaries,
-            state_dir=_node_dir(),
+            state_dir=real_nodes.networks.state_dir(controlplane.state_dir(), network),
             network=network,
             owner=controlplane.state_dir(),
             kubeconfig=plane.kubeconfig,
@@ -246,14 +243,14 @@ async def _deploy(plane: ControlPlane, image: str) -> deploy.Deployed:
         )
 
 
-def up(*, processes: bool = False) -> int:
+def up(*, processes: bool = False, nodes: int = 2) -> int:
     binary_dir = binaries.ensure_binaries("run")
-    plane, registry, node = _start_cluster(binary_dir, processes=processes)
+    plane, registry, started_nodes = _start_cluster(binary_dir, processes=processes, nodes=nodes)
     asyncio.run(_prepare(plane.kubeconfig))
     cert_manager = CertManager(plane, controlplane.state_dir() / "cert-manager")
     print(f"cert-manager ready in {asyncio.run(cert_manager.up()):.1f}s")
     pusher = RegistryClient(host=registry.host, ca_file=registry.ca_file)
-    if node is not None:
+    if started_nodes:
         started = time.monotonic()
         image = image_build.build_and_push(registry_host=registry.host, ca_file=registry.ca_file, tag="dev")
         sizes = (
@@ -327,16 +324,11 @@ def down() -> int:
         _pids_file().unlink()
     plane = controlplane.make_control_plane(binaries.binary_dir("run"))
     CertManager(plane, controlplane.state_dir() / "cert-manager").stop()
-    network = nodenet.held_by(controlplane.state_dir())
-    if network is not None:
-        # The node first (a kubelet left running would only retry against a stopped API server);
-        # its network last, once nothing listens on it.
-        real_nodes.cleanup(_node_dir(), network, keep_network=True)
-    (_node_dir() / "state.json").unlink(missing_ok=True)
+    # The nodes first (a kubelet left running would only retry against a stopped API server);
+    # their networks last, once nothing listens on them.
+    node_networks = real_nodes.networks.stop_nodes(controlplane.state_dir())
     result = controlplane.cmd_down()
-    if network is not None:
-        network.delete()
-        nodenet.release(network)
+    real_nodes.networks.release(node_networks)
     _mode_file().unlink(missing_ok=True)
     return result
 
@@ -349,11 +341,19 @@ def main() -> int:
     parser.add_argument(
         "--processes",
         action="store_true",
-        help="run catalogd and operator-controller as local processes instead of Pods on a real node",
+        help="run catalogd and operator-controller as local processes instead of Pods on real nodes",
+    )
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=2,
+        choices=range(1, nodenet.MAX_NODES + 1),
+        metavar="N",
+        help="how many real nodes OLM's Pods spread over (default 2; ignored with --processes)",
     )
     args = parser.parse_args()
     try:
-        return up(processes=args.processes) if args.command == "up" else down()
+        return up(processes=args.processes, nodes=args.nodes) if args.command == "up" else down()
     except (
         binaries.BuildError,
         process.ComponentFailure,

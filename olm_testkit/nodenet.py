@@ -3,24 +3,29 @@
 The node's kubelet, containerd, kube-proxy and CoreDNS run inside the namespace (entered with
 `nsenter --net`, which keeps the host's mount namespace so the kubelet's volume mounts are seen by
 containerd). Pods hang off a bridge inside it. Keeping the node in its own namespace means its
-iptables rules (kube-proxy's and ours) never touch the host's, several nodes can exist at once,
+iptables rules (kube-proxy's and ours) stay out of the host's, several nodes can exist at once,
 and deleting the namespace removes every interface and rule the node made.
 
 Addresses for node index `k` (0-31):
 
-- `10.87.k.1/24` on the host end of the veth: the API server and the registry listen here, so
-  Pods, containerd and the host all reach them at one address;
+- `10.87.k.1/24` on the host end of the veth; the first node network of a cluster is where its API
+  server and registry listen, so Pods, containerd and the host all reach them at one address;
 - `10.87.k.2/24` on the node end: the node's InternalIP (kubelet, kube-proxy, CoreDNS);
 - `10.88.k.0/24`: the Pod CIDR, routed by the host through the node end.
 
-Pod traffic never leaves this machine. The namespace has no default route: it reaches only its
-own Pods, the host end of the veth and the Service range (which kube-proxy rewrites to one of
-those), and everything else is unreachable; forwarding is also filtered to Pods and the host end
-(chain OLMPY-FORWARD), and nothing is masqueraded. On the host, every range the cluster uses (node
-links, Pod CIDRs, Service cluster IPs, kwok's Pod IPs) has a blackhole route under the live nodes'
-more specific ones, so no connection to a cluster address (the API server calling a webhook of a
-Pod on a kwok node, or a component while a node network is being re-created) can leave the
-machine by the host's default route.
+The host is the router between nodes, as a top-of-rack switch would be: each namespace routes the
+other nodes' links (`10.87.0.0/16`) and Pods (`10.88.0.0/16`) through its host end, and the host
+forwards packets that arrive on one node link and leave on another (forwarding is switched on for
+the node links only, and a FORWARD rule accepts link-to-link traffic where the host's policy
+drops). So a Pod reaches Pods on every node directly, with its own address, as in a real cluster.
+
+Pod traffic never leaves this machine. A namespace has no default route: it reaches only the
+cluster's ranges (node links, Pods, Services), and everything else is unreachable; forwarding out
+of it is also filtered to Pods and node links (chain OLMPY-FORWARD), and nothing is masqueraded. On
+the host, every range the cluster uses (node links, Pod CIDRs, Service cluster IPs, kwok's Pod IPs)
+has a blackhole route under the live nodes' more specific ones, so no connection to a cluster
+address (the API server calling a webhook of a Pod on a kwok node, or a component while a node
+network is being re-created) can leave the machine by the host's default route.
 """
 
 from __future__ import annotations
@@ -78,7 +83,8 @@ class NodeNetwork:
 
     @property
     def host_ip(self) -> str:
-        """The host end of the veth: where the API server and registry listen for Pods."""
+        """The host end of the veth (of the first node network: where the API server and the
+        registry listen for Pods)."""
         return f"10.87.{self.index}.1"
 
     @property
@@ -122,6 +128,7 @@ class NodeNetwork:
             _run(["ip", "netns", "delete", self.netns], check=False)
         # The host end of the veth goes with its peer; the route goes with the host end.
         _run(["ip", "link", "delete", self.host_link], check=False)
+        _run(["iptables", "-D", "FORWARD", *self._host_forward_rule()], check=False)
         self.forget_attachments()
 
     def forget_attachments(self) -> None:
@@ -146,6 +153,10 @@ class NodeNetwork:
         _run(["ip", "addr", "add", f"{self.host_ip}/24", "dev", self.host_link])
         _run(["ip", "link", "set", self.host_link, "up"])
         _run(["ip", "route", "replace", self.pod_cidr, "via", self.node_ip, "dev", self.host_link])
+        # Routing between nodes: forwarding is decided by the link a packet arrives on, so switching
+        # it on for this link alone leaves every other interface of the host as it was.
+        Path(f"/proc/sys/net/ipv4/conf/{self.host_link}/forwarding").write_text("1")
+        _run(["iptables", "-I", "FORWARD", "1", *self._host_forward_rule()])
         for cidr in BLACKHOLED:
             _run(["ip", "route", "replace", "blackhole", cidr])
         ns = ["ip", "-n", self.netns]
@@ -153,8 +164,10 @@ class NodeNetwork:
         _run([*ns, "addr", "add", f"{self.node_ip}/24", "dev", inside])
         _run([*ns, "link", "set", inside, "up"])
         # Local processes (the kubelet, containerd) connect to cluster IPs before kube-proxy's OUTPUT
-        # rules rewrite them, so that range needs a route; nothing else beyond the node does.
-        _run([*ns, "route", "add", SERVICE_CIDR, "via", self.host_ip])
+        # rules rewrite them, so that range needs a route; the other nodes and their Pods are
+        # reached through the host; nothing else beyond the node is.
+        for cidr in (SERVICE_CIDR, NODE_LINKS, POD_CIDRS):
+            _run([*ns, "route", "add", cidr, "via", self.host_ip])
         _run([*ns, "route", "add", "unreachable", "default"])
         # Routing between the Pods' bridge and the veth, and Service traffic that hairpins back to
         # a Pod on the same bridge, both need these inside the namespace.
@@ -163,19 +176,23 @@ class NodeNetwork:
         _run(self.enter(["iptables-restore", "--noflush"]), stdin=self.forward_rules())
 
     def forward_rules(self) -> str:
-        """iptables-restore input: forward Pod traffic only to Pods and to the host end of the veth."""
+        """iptables-restore input: forward Pod traffic only to Pods (of any node) and node links."""
         return "\n".join(
             [
                 "*filter",
                 f":{_FORWARD_CHAIN} - [0:0]",
                 f"-I FORWARD 1 -j {_FORWARD_CHAIN}",
-                f"-A {_FORWARD_CHAIN} -d {self.pod_cidr} -j RETURN",
-                f"-A {_FORWARD_CHAIN} -d {self.host_ip}/32 -j RETURN",
+                f"-A {_FORWARD_CHAIN} -d {POD_CIDRS} -j RETURN",
+                f"-A {_FORWARD_CHAIN} -d {NODE_LINKS} -j RETURN",
                 f"-A {_FORWARD_CHAIN} -j DROP",
                 "COMMIT",
                 "",
             ]
         )
+
+    def _host_forward_rule(self) -> list[str]:
+        """The host's FORWARD rule for packets from this node link to another node link."""
+        return ["-i", self.host_link, "-o", "olmh+", "-j", "ACCEPT"]
 
     def _sysctl(self, key: str, value: str) -> None:
         # /proc/sys/net shows the network namespace of the process that reads it.
@@ -185,38 +202,55 @@ class NodeNetwork:
 # Allocation ----------------------------------------------------------------------------------
 
 
-def allocate(owner: Path) -> tuple[NodeNetwork, Path | None]:
-    """The node network held for `owner` (a cluster's state directory), or the first index no live
-    node holds; with it the state directory of a dead owner whose leftovers must be cleaned first.
+@dataclass(frozen=True)
+class Allocation:
+    network: NodeNetwork
+    previous_owner: Path | None
+    """The state directory of a dead cluster that held this network: its leftovers go first."""
+
+
+def allocate(owner: Path, count: int) -> list[Allocation]:
+    """`count` node networks for `owner` (a cluster's state directory): those it holds already,
+    then the first indices no live node holds, each with the dead owner whose leftovers must be
+    cleaned first; in index order, as `held_by` lists them: a cluster's first network is the one
+    its control plane listens on.
 
     A marker file per index (`/run/olm-py/nodes/<k>`) names the state directory that holds it and
     the pids that keep it alive; an index whose pids are all gone is stale and is taken over.
     """
     MARKER_DIR.mkdir(parents=True, exist_ok=True)
+    allocated: list[Allocation] = []
+    taken: list[NodeNetwork] = []
     with _allocation_lock():
         for index in range(MAX_NODES):
             marker = _read_marker(index)
-            if marker is not None and marker.get("owner") == str(owner):
+            if len(allocated) < count and marker is not None and marker.get("owner") == str(owner):
                 network = NodeNetwork(index=index)
                 record(network, owner, pids=[os.getpid(), *_pids(marker)])
-                return network, None
+                allocated.append(Allocation(network, None))
         for index in range(MAX_NODES):
             marker = _read_marker(index)
-            if marker is None or not any(is_alive(pid) for pid in _pids(marker)):
+            if len(allocated) < count and (marker is None or not any(is_alive(p) for p in _pids(marker))):
                 network = NodeNetwork(index=index)
                 record(network, owner, pids=[os.getpid()])
                 previous = marker.get("owner") if marker is not None else None
-                return network, Path(str(previous)) if previous else None
-    raise ComponentFailure(f"all {MAX_NODES} node networks are held by running nodes")
+                allocated.append(Allocation(network, Path(str(previous)) if previous else None))
+                taken.append(network)
+    if len(allocated) < count:
+        for network in taken:
+            release(network)
+        raise ComponentFailure(f"{count} node networks wanted, but running nodes hold all of the {MAX_NODES}")
+    return sorted(allocated, key=lambda allocation: allocation.network.index)
 
 
-def held_by(owner: Path) -> NodeNetwork | None:
-    """The node network whose marker names `owner`, if any (alive or not)."""
+def held_by(owner: Path) -> list[NodeNetwork]:
+    """The node networks whose markers name `owner` (alive or not)."""
+    held = []
     for index in range(MAX_NODES):
         marker = _read_marker(index)
         if marker is not None and marker.get("owner") == str(owner):
-            return NodeNetwork(index=index)
-    return None
+            held.append(NodeNetwork(index=index))
+    return held
 
 
 def record(network: NodeNetwork, owner: Path, *, pids: Sequence[int]) -> None:

@@ -13,9 +13,9 @@ registry, clients, namespaces) it adds what only OLM's suites need:
   kube-proxy, CoreDNS, pause, cert-manager) must be in `control_plane_binaries`' directory; olm-py's
   e2e conftest.py points that fixture at the binaries `olm_testkit.binaries` builds.
 
-Real nodes (`real_node`) need root and a node network made before the control plane starts:
-override `node_network` to return one (see `olm_testkit.nodenet`); by default there is none and
-everything listens on loopback.
+Real nodes (`real_nodes`) need root and node networks made before the control plane starts:
+override `node_networks` to return them (see `olm_testkit.node.networks`); by default there are
+none and everything listens on loopback.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from olm_testkit.certmanager import CertManager
 from olm_testkit.images.registry import RegistryClient
 from olm_testkit.installer import create_cluster_admin_account
 from olm_testkit.names import unique
-from olm_testkit.node import NodeOptions, RealNode
+from olm_testkit.node import NodeOptions, RealNode, networks
 from olm_testkit.nodenet import NodeNetwork
 from olm_testkit.olmctl import Olmctl
 from olm_testkit.processes import Subprocess
@@ -146,48 +146,56 @@ def olmctl(control_plane: ControlPlane) -> Olmctl:
 
 
 @pytest.fixture(scope="session")
-def node_network() -> NodeNetwork | None:
-    """The network real nodes join, made before the control plane (None: no real nodes)."""
-    return None
+def node_networks() -> list[NodeNetwork]:
+    """The networks real nodes join, made before the control plane (none: no real nodes)."""
+    return []
 
 
 @pytest.fixture(scope="session")
-def control_plane_address(node_network: NodeNetwork | None) -> str:
-    """The node network's host address when there is one, so Pods on real nodes reach the control
-    plane and containerd pulls from the registry; loopback otherwise."""
-    return node_network.host_ip if node_network is not None else "127.0.0.1"
+def control_plane_address(node_networks: list[NodeNetwork]) -> str:
+    """The first node network's host address when there are real nodes, so their Pods reach the
+    control plane and containerd pulls from the registry; loopback otherwise."""
+    return node_networks[0].host_ip if node_networks else "127.0.0.1"
 
 
 @pytest.fixture(scope="session")
-def real_node(
+def real_nodes(
     control_plane: ControlPlane,
     control_plane_binaries: Path,
-    registry: Registry,
-    node_network: NodeNetwork | None,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[RealNode]:
-    """A real kubelet node (containerd, CNI bridge, kube-proxy, CoreDNS) that pulls from `registry`,
-    started on first request and stopped, with everything it made, at the end of the session."""
-    if node_network is None:
-        pytest.fail("real nodes need a node network: override the node_network fixture (needs root)")
-    node = RealNode(
-        NodeOptions(
-            binary_dir=control_plane_binaries,
-            state_dir=control_plane.state_dir.parent / "node",
-            network=node_network,
-            owner=control_plane.state_dir.parent,
-            kubeconfig=control_plane.kubeconfig,
-            server=control_plane.server,
-            ca=control_plane.certificate_authority(),
-            tie_to_parent=True,
+    node_networks: list[NodeNetwork],
+) -> Iterator[list[RealNode]]:
+    """A real kubelet node (containerd, CNI bridge, kube-proxy, CoreDNS) on each node network, all
+    pulling from the session's registry: started on first request and stopped, with
+    everything they made, at the end of the session."""
+    if not node_networks:
+        pytest.fail("real nodes need node networks: override the node_networks fixture (needs root)")
+    owner = control_plane.state_dir.parent
+    nodes = [
+        RealNode(
+            NodeOptions(
+                binary_dir=control_plane_binaries,
+                state_dir=networks.state_dir(owner, network),
+                network=network,
+                owner=owner,
+                kubeconfig=control_plane.kubeconfig,
+                server=control_plane.server,
+                ca=control_plane.certificate_authority(),
+                tie_to_parent=True,
+            )
         )
-    )
-    node.up()
+        for network in node_networks
+    ]
     try:
-        yield node
-        node.check()
+        # One after the other, from this thread: the nodes' processes are tied to the thread that
+        # starts them (`tie_to_parent`), and a pool's worker thread ends before the session does.
+        for node in nodes:
+            node.up()
+        yield nodes
+        for node in nodes:
+            node.check()
     finally:
-        node.down()
+        for node in nodes:
+            node.down()
 
 
 @pytest.fixture(scope="session")

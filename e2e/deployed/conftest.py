@@ -1,8 +1,8 @@
 """The deployed suite: OLM as users run it. `make release` builds this checkout's artifacts, the
-image archive is copied into the registry, a real kubelet node joins the control plane,
+image archive is copied into the registry, two real kubelet nodes join the control plane,
 cert-manager runs, and the release's install.yaml is applied as users apply it. catalogd (2
-replicas, label webhook registered) and operator-controller then run as Pods on the real node;
-extension workloads land on the kwok nodes.
+replicas, spread over the two nodes, label webhook registered) and operator-controller then run as
+Pods on the real nodes; extension workloads land on the kwok nodes.
 
 This suite needs root (the real node) and a session of its own: the other e2e suites run catalogd
 and operator-controller as processes against their control plane, and two operator-controllers
@@ -37,7 +37,6 @@ from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
 from olm_testkit import metricsreader, nodenet
-from olm_testkit import node as real_nodes
 from olm_testkit.catalogs import cluster_catalog, serve_catalog
 from olm_testkit.certmanager import CertManager
 from olm_testkit.deploy import install as deploy
@@ -48,7 +47,7 @@ from olm_testkit.images import realdata
 from olm_testkit.images.registry import Reference, RegistryClient
 from olm_testkit.installer import create_cluster_admin_account
 from olm_testkit.names import unique
-from olm_testkit.node import RealNode
+from olm_testkit.node import RealNode, networks, placement_annotations
 from olm_testkit.nodenet import NodeNetwork
 from olm_testkit.release import artifacts
 
@@ -94,23 +93,23 @@ def mib(value: int) -> str:
 # --- the cluster with a real node --------------------------------------------------------------
 
 
+REAL_NODES = 2
+"""Two, so catalogd's replicas run on different nodes as the shipped manifests spread them."""
+
+
 @pytest.fixture(scope="session")
-def node_network(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeNetwork]:
-    """The real node's network, made before the control plane so the API server listens on it."""
+def node_networks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[NodeNetwork]]:
+    """The real nodes' networks, made before the control plane so the API server listens on the
+    first."""
     try:
         nodenet.check_prerequisites()
     except nodenet.PrerequisiteMissing as missing:
-        pytest.fail(f"the deployed suite needs a real node: {missing}")
-    owner = tmp_path_factory.getbasetemp()
-    network, previous = nodenet.allocate(owner)
-    if previous is not None:
-        real_nodes.cleanup(previous / "node", network)
-    network.create()
+        pytest.fail(f"the deployed suite needs real nodes: {missing}")
+    made = networks.prepare(tmp_path_factory.getbasetemp(), REAL_NODES)
     try:
-        yield network
+        yield made
     finally:
-        network.delete()
-        nodenet.release(network)
+        networks.release(made)
 
 
 @dataclass(frozen=True)
@@ -160,9 +159,16 @@ def olm_release(registry: Registry, figures: Figures, tmp_path_factory: pytest.T
 class DeployedOLM:
     image: str
     """`host/olm-py/olm@sha256:...`, the image of the release applied."""
-    node: RealNode
+    nodes: list[RealNode]
     kube: Client
     control_plane: ControlPlane
+
+    def node_of(self, pod: dict[str, Any]) -> RealNode:
+        """The real node a Pod was scheduled to."""
+        name = pod["spec"].get("nodeName")
+        found = [node for node in self.nodes if node.name == name]
+        assert found, f"Pod {pod['metadata']['name']} is on {name!r}, not on a real node"
+        return found[0]
 
     async def pods(self, deployment: str) -> list[dict[str, Any]]:
         app = "catalogd" if deployment == CATALOGD else "operator-controller"
@@ -188,7 +194,7 @@ class DeployedOLM:
         found = {}
         for deployment in deploy.DEPLOYMENTS:
             for pod in await self.pods(deployment):
-                found[pod["metadata"]["name"]] = self.node.container_memory(
+                found[pod["metadata"]["name"]] = self.node_of(pod).container_memory(
                     await self.container_id(pod["metadata"]["name"])
                 )
         return found
@@ -251,7 +257,7 @@ UPGRADE_EXTENSIONS = {
 @pytest.fixture(scope="session")
 async def olm_upgrade(
     control_plane: ControlPlane,
-    real_node: RealNode,
+    real_nodes: list[RealNode],
     *,
     cert_manager: CertManager,
     kube: Client,
@@ -272,7 +278,7 @@ async def olm_upgrade(
     )
     figures.add(f"upgrade: make release of the previous release ({previous.build.tag})", elapsed(started))
     cas = [control_plane.certificate_authority().cert_pem]
-    placement = real_nodes.placement_annotations()
+    placement = placement_annotations()
     previous_objects = publish_release(registry, previous)
     await deploy.install(
         kube,
@@ -368,7 +374,7 @@ async def olm_upgrade(
 @pytest.fixture(scope="session")
 async def deployed(
     control_plane: ControlPlane,
-    real_node: RealNode,
+    real_nodes: list[RealNode],
     *,
     kube: Client,
     olm_upgrade: UpgradeRecord,
@@ -377,7 +383,9 @@ async def deployed(
     """OLM as this release's install.yaml deploys it over the previous release, both Deployments
     rolled out and the upgrade's extensions removed again."""
     result = olm_upgrade.installed
-    olm = DeployedOLM(image=result.image, node=real_node, kube=kube, control_plane=control_plane)
+    olm = DeployedOLM(image=result.image, nodes=real_nodes, kube=kube, control_plane=control_plane)
+    for node in real_nodes:
+        figures.add(f"real node {node.name} start to Ready", f"{node.up_seconds or 0:.1f} s")
     for name, seconds in result.seconds.items():
         figures.add(f"{name}: apply to rolled out", f"{seconds:.1f} s")
     for deployment in deploy.DEPLOYMENTS:

@@ -1,4 +1,4 @@
-"""OLM deployed from a release's install.yaml on a real node: what a user sees after `kubectl apply`.
+"""OLM deployed from a release's install.yaml on real nodes: what a user sees after `kubectl apply`.
 
 Every test that installs kube-green removes it again before it ends: its CRDs and cluster roles
 are cluster-scoped, so two extensions of it would collide.
@@ -30,12 +30,17 @@ from olm_testkit.images.registry import RegistryClient
 from olm_testkit.names import unique
 
 
-async def test_olm_runs_as_pods_on_the_real_node(deployed: DeployedOLM) -> None:
+async def test_olm_runs_as_pods_on_the_real_nodes_with_catalogd_spread_over_them(
+    deployed: DeployedOLM,
+) -> None:
     for deployment, replicas in ((CATALOGD, 2), (OPERATOR_CONTROLLER, 1)):
         pods = await deployed.pods(deployment)
         assert len(pods) == replicas, [p["metadata"]["name"] for p in pods]
+        # One catalogd replica per node, after the rollouts of the upgrade and rollback too: a
+        # node lost takes one replica with it, never both.
+        nodes = {deployed.node_of(pod).name for pod in pods}
+        assert len(nodes) == replicas, (deployment, nodes)
         for pod in pods:
-            assert pod["spec"]["nodeName"] == deployed.node.name
             assert pod["status"]["phase"] == "Running"
             container = pod["spec"]["containers"][0]
             assert container["image"] == deployed.image
@@ -171,7 +176,9 @@ async def test_a_pod_that_cannot_reach_the_api_server_names_the_address_and_exit
     await deployed.kube.patch(
         kinds.NAMESPACE, namespace, {"metadata": {"annotations": real_nodes.placement_annotations()}}
     )
-    unreachable = f"https://{deployed.node.network.host_ip}:1"
+    # The control plane's address (on the first node network) is reachable from every node.
+    control_plane_ip = deployed.nodes[0].network.host_ip
+    unreachable = f"https://{control_plane_ip}:1"
     pod = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -185,7 +192,7 @@ async def test_a_pod_that_cannot_reach_the_api_server_names_the_address_and_exit
                     "command": ["operator-controller", "--api-server-timeout=3", "--log-format=json"],
                     # Overrides what the kubelet sets for the `kubernetes` Service.
                     "env": [
-                        {"name": "KUBERNETES_SERVICE_HOST", "value": deployed.node.network.host_ip},
+                        {"name": "KUBERNETES_SERVICE_HOST", "value": control_plane_ip},
                         {"name": "KUBERNETES_SERVICE_PORT", "value": "1"},
                     ],
                 }
@@ -201,7 +208,7 @@ async def test_a_pod_that_cannot_reach_the_api_server_names_the_address_and_exit
         return (found.get("status") or {}).get("phase") in ("Failed", "Succeeded")
 
     await eventually(terminated, what="the Pod to terminate", timeout=120)
-    assert found["spec"]["nodeName"] == deployed.node.name
+    assert found["spec"]["nodeName"] in {node.name for node in deployed.nodes}
     status, body = deployed.control_plane.rest.raw(
         "GET", f"/api/v1/namespaces/{namespace}/pods/no-api-server/log?container=manager"
     )

@@ -119,7 +119,7 @@ async def test_operator_controller_sigkilled_inside_its_container_during_an_inst
     try:
         await revision_started(extensions, name)
         killed = time.monotonic()
-        deployed.node.kill_container(await deployed.container_id(pod_name), signal.SIGKILL)
+        deployed.node_of(pod).kill_container(await deployed.container_id(pod_name), signal.SIGKILL)
 
         async def restarted() -> bool:
             current = await deployed.kube.get(kinds.POD, pod_name, namespace=SYSTEM_NAMESPACE)

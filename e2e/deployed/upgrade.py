@@ -35,7 +35,7 @@ from olm_runtime.testing.poll import eventually
 from olm_testkit import metricsreader
 from olm_testkit.release import artifacts, source, version
 
-PREVIOUS_LANDED = "4614d98a68add62b767119d6187c0062c553254f"
+PREVIOUS_LANDED = "d85a0a9ff42c38dbcf60f403c95cdde74e0cb74a"
 """The last commit that landed before this suite existed (no release tag yet): the OLM users
 run today. Replaced by the newest release tag as soon as there is one."""
 SECRET_LIMIT = 64 << 20

@@ -27,11 +27,12 @@ def state_dir() -> Path:
 
 
 def make_control_plane(binary_dir: Path, *, address: str | None = None) -> ControlPlane:
-    """The control plane of the state directory. It listens on the host end of the node network
-    when `make run` holds one (real nodes join), else on loopback; `address` overrides that."""
+    """The control plane of the state directory. It listens on the host end of the first node
+    network when `make run` holds any (real nodes join), else on loopback; `address` overrides
+    that."""
     if address is None:
-        network = nodenet.held_by(state_dir())
-        address = network.host_ip if network is not None else "127.0.0.1"
+        held = nodenet.held_by(state_dir())
+        address = held[0].host_ip if held else "127.0.0.1"
     return ControlPlane(
         ControlPlaneOptions(binary_dir=binary_dir, state_dir=state_dir() / "controlplane", address=address)
     )

@@ -56,7 +56,8 @@ def log_tail(path: Path, lines: int = 25) -> str:
 
 def _die_with_parent() -> None:
     # Runs in the child between fork and exec: ask the kernel to SIGTERM it when the parent dies,
-    # so a test session killed hard still leaves no component running.
+    # so a test session killed hard still leaves no component running. The kernel means the parent
+    # *thread*: spawned from a worker thread, the child dies when that thread ends.
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 

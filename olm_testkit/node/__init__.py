@@ -1,12 +1,13 @@
-"""A real node beside the kwok nodes: kubelet, containerd with runc, a CNI bridge, kube-proxy
+"""Real nodes beside the kwok nodes, each with kubelet, containerd with runc, a CNI bridge, kube-proxy
 (iptables mode) and CoreDNS as the cluster DNS, inside a network namespace of its own
 (`olm_testkit.nodenet.NodeNetwork`).
 
-Pods on it really run: images are pulled by containerd (from the registry on the host end of the
-node network, trusted through the CA given), Services work through kube-proxy's rules, names resolve
-through CoreDNS, and the `kubernetes` Service leads to the API server on the host end of the node
-network. The node registers with a NoSchedule taint (`TAINT_KEY`) and the label `NODE_LABEL=real`, so
-only Pods that ask for it land here; `placement_annotations()` makes a whole namespace ask.
+Pods on them really run: images are pulled by containerd (from the registry on the host end of the
+cluster's first node network, trusted through the CA given), Services work through kube-proxy's
+rules, names resolve through CoreDNS, Pods reach Pods on the other nodes, and the `kubernetes`
+Service leads to the API server. Each node registers with a NoSchedule taint (`TAINT_KEY`) and the
+label `NODE_LABEL=real`, so only Pods that ask for it land there; `placement_annotations()` makes a
+whole namespace ask.
 
 One module per concept:
 
@@ -20,11 +21,15 @@ One module per concept:
   next `up()` after its owner died): containers killed through their cgroups, the shims and
   containerd stopped, mounts under the state directory and the Pods' network namespaces removed,
   the cgroups deleted;
-- `lifecycle`: `RealNode` (`up`, `down`, `check`) and `NodeOptions`.
+- `lifecycle`: `RealNode` (`up`, `down`, `check`) and `NodeOptions`;
+- `networks`: a cluster's node networks (several nodes share one cluster: the host routes between
+  their networks), allocated and cleared of a dead cluster's leftovers, and where each node keeps
+  its files.
 """
 
 from __future__ import annotations
 
+from olm_testkit.node import networks
 from olm_testkit.node.cleanup import cleanup
 from olm_testkit.node.coredns import CLUSTER_DOMAIN, resolve
 from olm_testkit.node.lifecycle import NodeOptions, RealNode
@@ -42,6 +47,7 @@ __all__ = [
     "RealNode",
     "check_prerequisites",
     "cleanup",
+    "networks",
     "placement_annotations",
     "resolve",
     "write_pause_archive",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from olm_testkit.node.layout import NodeLayout
-from olm_testkit.nodenet import NodeNetwork
+from olm_testkit.nodenet import POD_CIDRS, NodeNetwork
 
 
 def config(layout: NodeLayout) -> dict[str, Any]:
@@ -17,7 +17,9 @@ def config(layout: NodeLayout) -> dict[str, Any]:
         "kind": "KubeProxyConfiguration",
         "clientConnection": {"kubeconfig": str(layout.kube_proxy_kubeconfig)},
         "mode": "iptables",
-        "clusterCIDR": layout.network.pod_cidr,
+        # Every node's Pods: Service traffic from a Pod to a Pod on another node keeps its source
+        # address (only traffic from outside the cluster's Pods is masqueraded).
+        "clusterCIDR": POD_CIDRS,
         "hostnameOverride": layout.name,
         "bindAddress": layout.network.node_ip,
         "healthzBindAddress": "127.0.0.1:10256",

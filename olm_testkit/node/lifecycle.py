@@ -62,6 +62,8 @@ class RealNode:
         self.network = options.network
         self.state_dir = options.state_dir
         self.layout = NodeLayout(options.state_dir, options.network)
+        self.up_seconds: float | None = None
+        """How long the last `up()` took (for figures)."""
         self._pids: dict[str, int] = {}
 
     @property
@@ -96,7 +98,8 @@ class RealNode:
         binaries = self.options.binary_dir
         check_prerequisites(binaries)
         if self._reuse():
-            return time.monotonic() - started
+            self.up_seconds = time.monotonic() - started
+            return self.up_seconds
         # The network stays: the API server and registry listen on it (its owner deletes it).
         cleanup(self.state_dir, self.network, keep_network=True)
         # A Node object left by an earlier run may still say Ready: readiness must be this run's.
@@ -128,7 +131,8 @@ class RealNode:
             lambda: kubeproxy.service_rules_written(self.network),
             "kube-proxy to write the rules of the kubernetes Service",
         )
-        return time.monotonic() - started
+        self.up_seconds = time.monotonic() - started
+        return self.up_seconds
 
     def down(self) -> None:
         """Stop the node and remove everything it made (see `cleanup`)."""

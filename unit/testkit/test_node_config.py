@@ -30,11 +30,11 @@ def test_addresses_of_a_node_index() -> None:
     assert network.enter(["ip", "addr"]) == ["nsenter", "--net=/run/netns/olm-node-3", "--", "ip", "addr"]
 
 
-def test_pod_traffic_is_forwarded_only_to_pods_and_the_host() -> None:
+def test_pod_traffic_is_forwarded_only_to_pods_and_node_links() -> None:
     rules = nodenet.NodeNetwork(index=3).forward_rules().splitlines()
     assert rules[-2:] == ["-A OLMPY-FORWARD -j DROP", "COMMIT"]
     accepted = [line.split()[3] for line in rules if line.endswith("RETURN")]
-    assert accepted == ["10.88.3.0/24", "10.87.3.1/32"]
+    assert accepted == ["10.88.0.0/16", "10.87.0.0/16"]
 
 
 def test_kubelet_settings_this_vm_needs(layout: NodeLayout) -> None:
@@ -97,7 +97,7 @@ def test_kube_proxy_and_coredns_serve_on_the_node_address(layout: NodeLayout, tm
     assert (proxy["mode"], proxy["bindAddress"], proxy["clusterCIDR"]) == (
         "iptables",
         "10.87.3.2",
-        "10.88.3.0/24",
+        "10.88.0.0/16",
     )
     assert proxy["conntrack"]["maxPerCore"] == 0  # the kernel's conntrack settings are left alone
     corefile = coredns.corefile(layout, kubeconfig=tmp_path / "admin.kubeconfig")
