@@ -301,7 +301,7 @@ async def test_an_unreachable_proxy_is_retried_and_named(
     proxy = f"http://127.0.0.1:{closed}"
     # catalogd's address and port bypass the proxy, the registry's (same address) does not: the
     # package resolves, and the bundle pull is what fails. (A catalog the proxy keeps out is
-    # skipped by resolution, named in the operator-controller's log and Event, not the condition.)
+    # skipped by resolution and named, with the proxy's message, after the condition's.)
     env = {"HTTPS_PROXY": proxy, "NO_PROXY": served.target}
     async with scoped_operator_controller(control_plane, tmp_path / "operator-controller", env):
         try:

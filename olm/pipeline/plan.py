@@ -28,7 +28,7 @@ from olm import fbc, oci, semver
 from olm.api import conditions as api
 from olm.api.extensionspec import AutomaticUpdates, ExtensionSpec, PermissionGrowth
 from olm.pipeline.catalogs import PackageContent
-from olm.pipeline.catalogs.gathering import Gathered, PackageReader, gather_from
+from olm.pipeline.catalogs.gathering import UNREACHABLE, Gathered, PackageReader, gather_from
 from olm.pipeline.preflight import growth, readiness
 from olm.pipeline.preflight.verdicts import (
     Collisions,
@@ -298,7 +298,11 @@ def choose(request: Request, gathered: Gathered, *, cluster: semver.Version | No
     try:
         unrestricted = resolved()
     except ResolutionError as err:
-        raise Unresolved(api.REASON_RETRYING, str(err), retry=True, detail=err.explanation) from None
+        # Upstream's message first (tools match on it), then an outage that may be the cause: a
+        # catalog whose content server could not be reached is retried, and the condition says why.
+        outages = [s.error for s in gathered.skipped if s.why == UNREACHABLE and s.error]
+        message = "; ".join([str(err), *outages])
+        raise Unresolved(api.REASON_RETRYING, message, retry=True, detail=err.explanation) from None
     installed = request.installed
     if installed is None:
         return Choice(resolution=unrestricted, updates=None)

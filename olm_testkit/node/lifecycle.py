@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,6 +153,24 @@ class RealNode:
                 f"--- {n} ({self.log_file(n)}):\n{process.log_tail(self.log_file(n))}" for n in dead
             )
             raise process.ComponentFailure(f"real node process(es) died: {', '.join(dead)}\n{details}")
+
+    @contextlib.contextmanager
+    def stopped(self, component: str) -> Iterator[None]:
+        """`component` (`coredns` or `kube-proxy`) stopped until the block ends, then started again
+        as `up()` starts it: a node whose DNS server or Service proxy died. Call it from the thread
+        that lives as long as the node (`tie_to_parent`)."""
+        restart = {
+            "coredns": coredns.args(self.layout, self.options.binary_dir),
+            "kube-proxy": kubeproxy.args(self.layout, self.options.binary_dir),
+        }
+        if component not in restart:
+            raise ValueError(f"{component!r} cannot be stopped alone: one of {sorted(restart)}")
+        process.stop(self._pids.pop(component))
+        self._save()
+        try:
+            yield
+        finally:
+            self._start(component, restart[component])
 
     # Containers ------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import ssl
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -296,7 +297,11 @@ class CatalogClient:
             except _UNREACHABLE as err:
                 span.set_attribute("error.type", type(err).__name__)
                 failure = oci.proxy_failure(err, proxy, url)
-                message = _unreachable(ref.name, err) if failure is None else _through(ref.name, failure)
+                message = (
+                    _unreachable(ref.name, err, _server(url), self.options)
+                    if failure is None
+                    else _through(ref.name, failure)
+                )
                 raise CatalogUnreachable(ref.name, message) from err
 
     def _parse(self, catalog: str, package: str, lines: list[bytes]) -> PackageContent:
@@ -391,9 +396,42 @@ def _check_status(catalog: str, status: int, excerpt: str) -> None:
     raise MalformedCatalog(catalog, detail)
 
 
-def _unreachable(catalog: str, err: BaseException) -> str:
-    kind = "timed out" if isinstance(err, TimeoutError) else "unreachable"
-    return f"catalog {catalog!r} content server {kind}: {type(err).__name__}: {err}".rstrip(": ")
+def _unreachable(catalog: str, err: BaseException, server: str, options: ClientOptions) -> str:
+    return f"catalog {catalog!r} content server unreachable: {describe_failure(err, server, options)}"
+
+
+def describe_failure(err: BaseException, server: str, options: ClientOptions) -> str:
+    """Why `server` (host:port) gave no answer, in words that stay the same from one attempt to the
+    next: the text reaches a ClusterExtension's condition, so no object addresses (aiohttp's own
+    messages print the SSL context's) and no source ports, or every retry would rewrite it."""
+    if isinstance(err, aiohttp.ClientConnectorDNSError):
+        return f"the name {err.host} did not resolve ({_strerror(err)})"
+    if isinstance(err, aiohttp.ClientConnectorCertificateError):
+        return f"the TLS certificate of {server} is not trusted ({err.certificate_error})"
+    if isinstance(err, aiohttp.ClientConnectorError):
+        return f"cannot connect to {server} ({_strerror(err)})"
+    if isinstance(err, aiohttp.ConnectionTimeoutError):
+        return f"connecting to {server} timed out after {options.connect_timeout:g}s"
+    if isinstance(err, aiohttp.SocketTimeoutError):
+        return f"{server} sent nothing for {options.read_timeout:g}s"
+    if isinstance(err, TimeoutError):
+        return f"{server} did not answer in full within {options.total_timeout:g}s"
+    if isinstance(err, aiohttp.ServerDisconnectedError):
+        return f"{server} closed the connection before answering"
+    return f"{server}: {type(err).__name__}: {err}".rstrip(": ")
+
+
+def _strerror(err: aiohttp.ClientConnectorError) -> str:
+    # asyncio's strerror for a refused connect is "Connect call failed ('10.0.0.1', 443)"; the
+    # errno says it plainly. Resolver failures carry no errno, only the resolver's words.
+    if err.os_error.errno and err.os_error.errno > 0:
+        return os.strerror(err.os_error.errno)
+    return err.strerror or type(err.os_error).__name__
+
+
+def _server(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
 
 
 def _through(catalog: str, failure: str) -> str:

@@ -67,6 +67,8 @@ class Skipped:
     name: str
     why: str
     """`UNAVAILABLE`, `NOT_SERVING`, `UNREACHABLE` or `MALFORMED`."""
+    error: str = ""
+    """What the client said, when reading failed (`CatalogClientError.message`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +136,7 @@ async def gather_from(
             content = await read_package(ref, source.package_name)
         except CatalogClientError as err:
             _log.info("catalog skipped", catalog=name, error=str(err))
-            return Skipped(name=name, why=_why(err))
+            return Skipped(name=name, why=_why(err), error=err.message)
         priority = int((catalog.get("spec") or {}).get("priority") or 0)
         return CatalogContent(name=name, priority=priority, content=content)
 

@@ -55,10 +55,18 @@ async def test_gathering_names_what_it_skipped_and_left_out() -> None:
     gathered = await gathering.gather_from(listed, read_package, chosen)
     assert [(c.name, c.priority) for c in gathered.contents] == [("good", 3)]
     assert gathered.skipped == (
-        gathering.Skipped(name="bad", why=gathering.MALFORMED),
-        gathering.Skipped(name="down", why=gathering.UNREACHABLE),
+        gathering.Skipped(
+            name="bad",
+            why=gathering.MALFORMED,
+            error="catalog 'bad' served malformed content: line 1 is not JSON",
+        ),
+        gathering.Skipped(name="down", why=gathering.UNREACHABLE, error="connection refused"),
         gathering.Skipped(name="off", why=gathering.UNAVAILABLE),
-        gathering.Skipped(name="unpacking", why=gathering.NOT_SERVING),
+        gathering.Skipped(
+            name="unpacking",
+            why=gathering.NOT_SERVING,
+            error="catalog 'unpacking' is not being served: condition Serving is not True",
+        ),
     )
     assert gathered.not_selected == ("elsewhere", "unlabelled")
     assert gathered.selected == 5
