@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import datetime
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ __all__ = [
     "Grant",
     "Request",
     "bound_roles",
+    "by_pod",
     "covers",
     "credential_id",
     "discovery",
@@ -41,6 +43,7 @@ __all__ = [
 ]
 
 _CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
+_POD_NAME = "authentication.kubernetes.io/pod-name"
 _DECISION = "authorization.k8s.io/decision"
 _DISCOVERY_ROOTS = ("/api", "/apis", "/version", "/openapi")
 
@@ -133,6 +136,23 @@ def read(log: Path, offset: int, *, username: str, credential: str) -> list[Requ
             ):
                 continue
             requests.setdefault(str(event["auditID"]), _request(event))
+    return list(requests.values())
+
+
+def by_pod(log: Path, pod: str, *, since: datetime.datetime) -> list[Request]:
+    """The requests made with a token bound to the Pod `pod` (whichever container run of it) that
+    the API server received at or after `since`, each once, in the order logged."""
+    requests: dict[str, Request] = {}
+    with log.open("rb") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            extra = (event.get("user") or {}).get("extra") or {}
+            if pod not in extra.get(_POD_NAME, ()):
+                continue
+            if datetime.datetime.fromisoformat(event["requestReceivedTimestamp"]) >= since:
+                requests.setdefault(str(event["auditID"]), _request(event))
     return list(requests.values())
 
 

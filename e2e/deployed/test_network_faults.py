@@ -1,6 +1,7 @@
-"""Network faults between OLM's own Pods, made by the kernel of the real nodes (iptables rules,
-a stopped DNS server), never by the code under test: catalogd cut off from operator-controller
-while its Pods stay Ready, and the cluster's DNS stopped.
+"""Network faults between OLM's own Pods and between them and the API server, made by the kernel
+of the real nodes (iptables rules, a stopped DNS server), never by the code under test:
+operator-controller's leader's node cut off from the API server, catalogd cut off from
+operator-controller while its Pods stay Ready, and the cluster's DNS stopped.
 
 Each drill resolves against a catalog operator-controller has never read (a new ClusterCatalog of
 the demo image), so the outage is met by a request, not answered from its content cache, and
@@ -10,16 +11,20 @@ printed at the end of the session.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from e2e.deployed.conftest import (
     CATALOGD,
     OPERATOR_CONTROLLER,
+    SYSTEM_NAMESPACE,
     DemoExtensions,
     DeployedOLM,
     Figures,
@@ -29,7 +34,9 @@ from e2e.deployed.conftest import (
 from olm.api import names
 from olm.operator_controller.clusterextension.options import Options
 from olm_runtime import conditions
+from olm_runtime.client import PatchType, kinds
 from olm_runtime.testing.poll import eventually
+from olm_testkit import audit
 from olm_testkit.catalogs import cluster_catalog, delete_catalog, serve_catalog
 from olm_testkit.names import unique
 from olm_testkit.node import faults
@@ -37,6 +44,9 @@ from olm_testkit.node import faults
 CATALOGD_SERVICE = f"catalogd-service.{names.DEFAULT_SYSTEM_NAMESPACE}.svc"
 RETRY_INTERVAL = Options().retry_interval
 """How often operator-controller retries a resolution that failed (the shipped default)."""
+LEASE_DURATION = 15.0
+"""operator-controller's Lease duration (`LeaderElector`'s default, which the manifests keep)."""
+WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 @pytest.fixture
@@ -79,6 +89,128 @@ async def wait_outage_cleared(extensions: DemoExtensions, name: str, outage: str
         return outage not in progressing_message(await extensions.get(name))
 
     await eventually(cleared, what=f"{name}'s condition to stop naming {outage!r}", timeout=timeout)
+
+
+@contextlib.asynccontextmanager
+async def scaled(deployed: DeployedOLM, replicas: int) -> AsyncIterator[None]:
+    """operator-controller at `replicas` until the block ends, then at one again: every Pod of the
+    scale-down gone, and the Lease held by the one that stays."""
+    await scale(deployed, replicas)
+    try:
+        yield
+    finally:
+        await scale(deployed, 1)
+
+
+async def scale(deployed: DeployedOLM, replicas: int) -> None:
+    kube = deployed.kube
+    name = "operator-controller-controller-manager"
+    await kube.patch(
+        kinds.DEPLOYMENT,
+        name,
+        {"spec": {"replicas": replicas}},
+        namespace=SYSTEM_NAMESPACE,
+        patch_type=PatchType.MERGE,
+    )
+
+    async def settled() -> bool:
+        listed = await kube.list(
+            kinds.POD, namespace=SYSTEM_NAMESPACE, label_selector="app.kubernetes.io/name=operator-controller"
+        )
+        ready = [
+            p["metadata"]["name"] for p in listed.items if conditions.of(p, "Ready").get("status") == "True"
+        ]
+        holder = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+        return len(listed.items) == replicas and len(ready) == replicas and holder in ready
+
+    await eventually(
+        settled, what=f"operator-controller at {replicas} Ready replicas, one leading", timeout=180
+    )
+
+
+async def test_the_leaders_node_cut_off_from_the_api_server_hands_over_and_the_old_leader_never_writes(
+    deployed: DeployedOLM,
+    *,
+    extensions: DemoExtensions,
+    demo_catalog: ServedCatalog,
+    namespace: str,
+    figures: Figures,
+) -> None:
+    api = urlsplit(deployed.control_plane.server)
+    assert api.hostname is not None
+    assert api.port is not None
+    account = await extensions.installer(namespace)
+    name = unique("handed-over")
+    async with scaled(deployed, 2):
+        pods = {p["metadata"]["name"]: p for p in await deployed.pods(OPERATOR_CONTROLLER)}
+        # The manifests' spread puts the two replicas on the two nodes.
+        assert len({deployed.node_of(p).name for p in pods.values()}) == 2, list(pods)
+        old = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+        node = deployed.node_of(pods[old])
+        cut_at = datetime.datetime.now(datetime.UTC)
+
+        with faults.cut_off(node.network, address=api.hostname, port=api.port):
+            cut = time.monotonic()
+
+            async def handed_over() -> bool:
+                holder = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+                return holder != old and holder in pods
+
+            await eventually(
+                handed_over, what="the other replica to take the Lease", timeout=3 * LEASE_DURATION
+            )
+            took_over = time.monotonic() - cut
+            new = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+            # The new leader works while the old one is still cut off.
+            await extensions.create(
+                name,
+                "cat-facts-operator",
+                namespace,
+                account,
+                version="1.1.2",
+                selector=by_name(demo_catalog.name),
+                config={"watchNamespace": namespace},
+            )
+            await extensions.wait_installed(name, "1.1.2")
+            healed = time.monotonic()
+        partition = healed - cut
+
+        # The old Pod comes back (its process exited when it could not renew, and starts again)
+        # and reads the Lease as a standby; it must have written nothing since it was cut off.
+        async def back_as_standby() -> bool:
+            pod = await deployed.kube.get(kinds.POD, old, namespace=SYSTEM_NAMESPACE)
+            reads = [
+                r
+                for r in audit.by_pod(deployed.control_plane.audit_log, old, since=cut_at)
+                if r.resource == "leases" and r.verb == "get" and r.code == 200
+            ]
+            return conditions.of(pod, "Ready").get("status") == "True" and len(reads) >= 2
+
+        await eventually(back_as_standby, what=f"{old} to be Ready and reading the Lease again", timeout=240)
+        came_back = time.monotonic() - healed
+        requests = audit.by_pod(deployed.control_plane.audit_log, old, since=cut_at)
+        writes = [r.describe() for r in requests if r.verb in WRITES]
+        restarts = (await deployed.kube.get(kinds.POD, old, namespace=SYSTEM_NAMESPACE))["status"][
+            "containerStatuses"
+        ][0]["restartCount"]
+        holder = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+
+    revisions, secrets = await extensions.revisions(name)
+    figures.add("leader cut off: node partitioned from the API server for", f"{partition:.1f} s")
+    figures.add("leader cut off: cut -> other replica holds the Lease", f"{took_over:.1f} s")
+    figures.add("leader cut off: leader changes (old -> new)", f"1 ({old} -> {new})")
+    figures.add("leader cut off: healed -> old Pod Ready, reading as standby", f"{came_back:.1f} s")
+    figures.add(
+        "leader cut off: old Pod's restarts / requests / writes since cut",
+        f"{restarts} / {len(requests)} / {len(writes)}",
+    )
+    assert writes == [], writes
+    assert holder == new
+    # A standby takes over once the record has stood still for the lease duration on its own
+    # clock, reading it every 2-2.4 s: 15 to about 20 s after the cut.
+    assert took_over <= LEASE_DURATION + 10, took_over
+    assert len(revisions) == 1, [r["metadata"]["name"] for r in revisions]
+    assert_no_orphans(revisions, secrets)
 
 
 async def test_catalogd_partitioned_from_operator_controller_while_its_pods_stay_ready(

@@ -22,20 +22,37 @@ def partitioned(network: NodeNetwork, *, source: str, destinations: Sequence[str
     dropped inside the node until the block ends: no answer, no reset, no FIN, as a partition
     looks to both ends."""
     rules = [
-        ["-s", f"{a}/32", "-d", f"{b}/32", "-j", "DROP"]
+        ("FORWARD", ["-s", f"{a}/32", "-d", f"{b}/32"])
         for destination in destinations
         for a, b in ((source, destination), (destination, source))
     ]
-    inserted: list[list[str]] = []
+    with _dropped(network, rules):
+        yield
+
+
+@contextlib.contextmanager
+def cut_off(network: NodeNetwork, *, address: str, port: int) -> Iterator[None]:
+    """The whole node cut off from the TCP service at `address:port` (the API server), both ways,
+    for its own processes (the kubelet, kube-proxy, CoreDNS) and its Pods alike, until the block
+    ends. Other services of the same address (the registry beside the API server) stay reachable."""
+    to = ["-d", f"{address}/32", "-p", "tcp", "--dport", str(port)]
+    back = ["-s", f"{address}/32", "-p", "tcp", "--sport", str(port)]
+    with _dropped(network, [("OUTPUT", to), ("FORWARD", to), ("INPUT", back), ("FORWARD", back)]):
+        yield
+
+
+@contextlib.contextmanager
+def _dropped(network: NodeNetwork, rules: Sequence[tuple[str, list[str]]]) -> Iterator[None]:
+    inserted: list[tuple[str, list[str]]] = []
     try:
-        for rule in rules:
-            # First in FORWARD: before kube-proxy's rule that accepts established connections.
-            _run(network.enter(["iptables", "-I", "FORWARD", "1", *rule]))
-            inserted.append(rule)
+        for chain, match in rules:
+            # First in the chain: before kube-proxy's rule that accepts established connections.
+            _run(network.enter(["iptables", "-I", chain, "1", *match, "-j", "DROP"]))
+            inserted.append((chain, match))
         yield
     finally:
-        for rule in inserted:
-            _run(network.enter(["iptables", "-D", "FORWARD", *rule]))
+        for chain, match in inserted:
+            _run(network.enter(["iptables", "-D", chain, *match, "-j", "DROP"]))
 
 
 def established(network: NodeNetwork, *, source: str, destinations: Sequence[str]) -> int:
