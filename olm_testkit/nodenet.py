@@ -143,6 +143,19 @@ class NodeNetwork:
     def exists(self) -> bool:
         return self.netns_path.exists()
 
+    @contextlib.contextmanager
+    def link_down(self) -> Iterator[None]:
+        """The host end of the veth down until the block ends, as a cable pulled: nothing reaches
+        the node or leaves it. Bringing it up restores the host's route to the node's Pods, which
+        the kernel removed with the link. Never for the cluster's first network: the API server
+        listens on its host end."""
+        _run(["ip", "link", "set", self.host_link, "down"])
+        try:
+            yield
+        finally:
+            _run(["ip", "link", "set", self.host_link, "up"])
+            _run(["ip", "route", "replace", self.pod_cidr, "via", self.node_ip, "dev", self.host_link])
+
     def _configure(self) -> None:
         # The peer is created in the host's namespace, so it needs a name unique there first.
         peer = f"olmn{self.index}"

@@ -1,7 +1,8 @@
 """Network faults between OLM's own Pods and between them and the API server, made by the kernel
-of the real nodes (iptables rules, a stopped DNS server), never by the code under test:
-operator-controller's leader's node cut off from the API server, catalogd cut off from
-operator-controller while its Pods stay Ready, and the cluster's DNS stopped.
+of the real nodes (iptables rules, a stopped DNS server, a veth taken down, a kubelet killed),
+never by the code under test: operator-controller's leader's node cut off from the API server,
+catalogd cut off from operator-controller while its Pods stay Ready, the cluster's DNS stopped,
+and a node with OLM's Pods on it lost.
 
 Each drill resolves against a catalog operator-controller has never read (a new ClusterCatalog of
 the demo image), so the outage is met by a request, not answered from its content cache, and
@@ -11,7 +12,9 @@ printed at the end of the session.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import datetime
 import time
 from collections.abc import AsyncIterator
@@ -31,6 +34,7 @@ from e2e.deployed.conftest import (
     ServedCatalog,
     assert_no_orphans,
 )
+from e2e.deployed.test_deployed import content_path, pod_content_path
 from olm.api import names
 from olm.operator_controller.clusterextension.options import Options
 from olm_runtime import conditions
@@ -341,3 +345,104 @@ async def test_cluster_dns_stopped_names_the_name_that_failed_and_recovers(
     figures.add("cluster DNS stopped: stop -> condition names it", f"{reported:.1f} s ({message[-70:]})")
     figures.add("cluster DNS stopped: restarted -> resolved", f"{resolved:.1f} s")
     figures.add("cluster DNS stopped: restarted -> Installed", f"{recovered:.1f} s")
+
+
+async def test_a_node_with_olm_pods_lost_moves_them_and_changes_nothing_installed(
+    deployed: DeployedOLM,
+    *,
+    extensions: DemoExtensions,
+    demo_catalog: ServedCatalog,
+    namespace: str,
+    figures: Figures,
+) -> None:
+    # Not the first node: the API server and registry listen on the host end of its network.
+    lost = deployed.nodes[-1]
+    assert lost.network != deployed.nodes[0].network
+    catalogd_before = await deployed.pods(CATALOGD)
+    on_lost = [p["metadata"]["name"] for p in catalogd_before if deployed.node_of(p) is lost]
+    survivor = [p["metadata"]["name"] for p in catalogd_before if deployed.node_of(p) is not lost]
+    assert len(on_lost) == len(survivor) == 1, [p["spec"]["nodeName"] for p in catalogd_before]
+    on_lost += [
+        p["metadata"]["name"] for p in await deployed.pods(OPERATOR_CONTROLLER) if deployed.node_of(p) is lost
+    ]
+    account = await extensions.installer(namespace)
+    name = unique("unmoved")
+    await extensions.create(
+        name,
+        "cat-facts-operator",
+        namespace,
+        account,
+        version="1.1.2",
+        selector=by_name(demo_catalog.name),
+        config={"watchNamespace": namespace},
+    )
+    before = await extensions.wait_installed(name, "1.1.2")
+    revisions_before, _ = await extensions.revisions(name)
+    # A probe through the API server's proxy that meets the lost replica waits for its connect
+    # timeout; this one's is shorter, so a probe says "failed" instead of holding the test up.
+    rest = dataclasses.replace(deployed.control_plane.rest, timeout=5.0)
+    probes: list[tuple[float, bool, bool]] = []
+    """(seconds since the loss, the Service answered, the surviving replica answered)"""
+
+    def answered(path: str) -> bool:
+        try:
+            status, _ = rest.raw("GET", path)
+        except OSError:  # timed out
+            return False
+        return status == 200
+
+    async def probe(since: float) -> None:
+        service = await asyncio.to_thread(answered, content_path(demo_catalog.name, "olm.package"))
+        direct = await asyncio.to_thread(answered, pod_content_path(survivor[0], demo_catalog.name))
+        probes.append((time.monotonic() - since, service, direct))
+
+    with lost.stopped("kubelet"), lost.network.link_down():
+        cut = time.monotonic()
+
+        async def replaced() -> bool:
+            await probe(cut)
+            for deployment, replicas in ((CATALOGD, 2), (OPERATOR_CONTROLLER, 1)):
+                pods = await deployed.pods(deployment)
+                ready = [p for p in pods if conditions.of(p, "Ready").get("status") == "True"]
+                if len(ready) != replicas or any(deployed.node_of(p) is lost for p in ready):
+                    return False
+            return True
+
+        # The node controller marks the node unreachable after its grace period (50 s), and the
+        # manifests tolerate that for 60 s: the Pods are replaced on the other node after both.
+        await eventually(replaced, what="OLM's Pods replaced off the lost node", timeout=240, interval=1.0)
+        moved = time.monotonic() - cut
+        node = await deployed.kube.get(kinds.NODE, lost.name)
+        assert conditions.of(node, "Ready").get("status") == "Unknown"
+        # Catalog content through the Service, now served by the replicas on the other node.
+        await probe(cut)
+        assert probes[-1][1], probes[-1]
+        restored = time.monotonic()
+
+    async def rejoined() -> bool:
+        node = await deployed.kube.get(kinds.NODE, lost.name)
+        return conditions.of(node, "Ready").get("status") == "True"
+
+    await eventually(rejoined, what=f"{lost.name} to be Ready again", timeout=120)
+    rejoined_after = time.monotonic() - restored
+    after = await extensions.get(name)
+    revisions_after, secrets = await extensions.revisions(name)
+    service_failed = [t for t, service, _ in probes if not service]
+    direct_failed = [t for t, _, direct in probes if not direct]
+    figures.add("node lost: OLM Pods on it", ", ".join(on_lost))
+    figures.add("node lost: cut -> Pods replaced on the other node", f"{moved:.1f} s")
+    figures.add("node lost: content probes / Service failures", f"{len(probes)} / {len(service_failed)}")
+    figures.add(
+        "node lost: Service failures from / until",
+        f"{min(service_failed):.0f} / {max(service_failed):.0f} s" if service_failed else "none",
+    )
+    figures.add("node lost: surviving replica failures", str(len(direct_failed)))
+    figures.add("node lost: restored -> node Ready again", f"{rejoined_after:.1f} s")
+    # The surviving replica served throughout; nothing installed changed.
+    assert direct_failed == [], direct_failed
+    assert [r["metadata"]["name"] for r in revisions_after] == [
+        r["metadata"]["name"] for r in revisions_before
+    ]
+    assert_no_orphans(revisions_after, secrets)
+    assert conditions.of(after, "Installed").get("status") == "True"
+    assert after["status"]["install"] == before["status"]["install"]

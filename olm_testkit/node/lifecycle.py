@@ -156,16 +156,18 @@ class RealNode:
 
     @contextlib.contextmanager
     def stopped(self, component: str) -> Iterator[None]:
-        """`component` (`coredns` or `kube-proxy`) stopped until the block ends, then started again
-        as `up()` starts it: a node whose DNS server or Service proxy died. Call it from the thread
-        that lives as long as the node (`tie_to_parent`)."""
+        """`component` (`kubelet`, `coredns` or `kube-proxy`) killed until the block ends, then
+        started again as `up()` starts it: a node whose kubelet, DNS server or Service proxy died
+        (its containers keep running). Call it from the thread that lives as long as the node
+        (`tie_to_parent`)."""
         restart = {
+            "kubelet": kubelet.args(self.layout, self.options.binary_dir),
             "coredns": coredns.args(self.layout, self.options.binary_dir),
             "kube-proxy": kubeproxy.args(self.layout, self.options.binary_dir),
         }
         if component not in restart:
             raise ValueError(f"{component!r} cannot be stopped alone: one of {sorted(restart)}")
-        process.stop(self._pids.pop(component))
+        process.stop(self._pids.pop(component), timeout=0)
         self._save()
         try:
             yield
