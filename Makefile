@@ -36,7 +36,8 @@ help:
 
 # Which pinned binaries `deps` builds: `run`, what `make run` starts (control plane, real node,
 # CoreDNS, pause, cert-manager); `make test` asks for `test`, which adds the test-only tools
-# (otelcol, promtool, operator-condition, OLM v0), so every binary is built before its sessions start.
+# (otelcol, promtool, operator-condition, OLM v0, cosign, Toxiproxy), so every binary is built before
+# its sessions start.
 BINARIES ?= run
 test: BINARIES = test
 

@@ -5,7 +5,7 @@
 #
 #   hack/install-deps.sh [run|test]   which binaries: `run` (the default), what `make run` starts;
 #                                     `test`, those and the test-only tools (otelcol, promtool,
-#                                     operator-condition, OLM v0)
+#                                     operator-condition, OLM v0, cosign, Toxiproxy)
 set -euo pipefail
 BINARY_SET="${1:-run}"
 case "$BINARY_SET" in

@@ -8,16 +8,17 @@ modules under `gomod/` here CoreDNS, the Pod sandbox program (`pause`, a program
 repository's own), cert-manager's controller and cainjector with its CRDs rendered from the pinned
 chart, the OpenTelemetry Collector, promtool, `operator-condition` (operator-lib's `conditions`
 package behind a small main, run by tests as an operator would use it), cosign (signs the
-signature-policy tests' images) and OLM v0 (the olm and
+signature-policy tests' images), Toxiproxy's server (latency for the network fault drills) and
+OLM v0 (the olm and
 catalog operators of operator-lifecycle-manager as `olm-v0-olm` and `olm-v0-catalog`, the `opm`
 of operator-registry, and v0's CRDs as `olm-v0-crds.yaml`, read from the pinned module's source),
 which the migration tests run as an existing v0 cluster would (`olm_testkit.olmv0`).
 
 Two sets of targets: `run`, what `make run` starts (the control plane, the real node's binaries,
-CoreDNS, pause, cert-manager), and `test`, everything (adding otelcol, promtool, operator-condition
-and OLM v0, which only tests use). `ensure_binaries(set)` returns the set's directory of hard links
-to every output (every binary, `kwok-stages.yaml`, `cert-manager-crds.yaml`, `olm-v0-crds.yaml`),
-building what is missing first.
+CoreDNS, pause, cert-manager), and `test`, everything (adding otelcol, promtool, operator-condition,
+cosign, Toxiproxy and OLM v0, which only tests use). `ensure_binaries(set)` returns the set's
+directory of hard links to every output (every binary, `kwok-stages.yaml`,
+`cert-manager-crds.yaml`, `olm-v0-crds.yaml`), building what is missing first.
 
 The cache is the runtime's (`~/.cache/olm-runtime/bin`, see `olm_runtime.testing.binaries`), so
 `python -m olm_runtime.testing binaries` and this build each target once between them; with
@@ -186,6 +187,15 @@ PROMTOOL = Target(
 OPERATOR_CONDITION = Target(
     module="operatorcondition", gomod=GOMOD_DIR, packages=(".",), binaries=("operator-condition",)
 )
+# Toxiproxy's server: a TCP proxy the network fault drills put on the path between OLM's Pods and
+# the registry or catalogd, adding latency (this machine's kernel has no netem).
+TOXIPROXY = Target(
+    module="toxiproxy",
+    gomod=GOMOD_DIR,
+    packages=("github.com/Shopify/toxiproxy/v2/cmd/server",),
+    binaries=("toxiproxy-server",),
+    rename=True,
+)
 
 OLM_V0_CRDS_FILE = "olm-v0-crds.yaml"
 OLM_V0_MODULE = "github.com/operator-framework/operator-lifecycle-manager"
@@ -235,10 +245,10 @@ COSIGN = Target(
 
 RUN_TARGETS = (*binaries.CONTROL_PLANE, KUBERNETES_NODE, COREDNS, PAUSE, CERT_MANAGER)
 """What `make run` starts: the control plane, a real node with CoreDNS, cert-manager."""
-TEST_TARGETS = (*RUN_TARGETS, OTELCOL, PROMTOOL, OPERATOR_CONDITION, OLM_V0, COSIGN)
+TEST_TARGETS = (*RUN_TARGETS, OTELCOL, PROMTOOL, OPERATOR_CONDITION, OLM_V0, COSIGN, TOXIPROXY)
 """Everything: the tests also export traces to otelcol, check the alerting rules with promtool, set
-OperatorCondition conditions as an operator with operator-condition, run OLM v0 to migrate from and
-sign images with cosign."""
+OperatorCondition conditions as an operator with operator-condition, run OLM v0 to migrate from,
+sign images with cosign and slow links down with Toxiproxy."""
 SETS = {"run": RUN_TARGETS, "test": TEST_TARGETS}
 TARGETS = TEST_TARGETS
 

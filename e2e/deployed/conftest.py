@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,6 +51,7 @@ from olm_testkit.names import unique
 from olm_testkit.node import RealNode, networks, placement_annotations
 from olm_testkit.nodenet import NodeNetwork
 from olm_testkit.release import artifacts
+from olm_testkit.toxiproxy import Toxiproxy
 
 SYSTEM_NAMESPACE = deploy.NAMESPACE
 CATALOGD = "catalogd-controller-manager"
@@ -110,6 +112,17 @@ def node_networks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Nod
         yield made
     finally:
         networks.release(made)
+
+
+@pytest.fixture(scope="session")
+def toxiproxy(control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Toxiproxy]:
+    """Toxiproxy's server on this host, started on first request, for the network fault drills."""
+    server = Toxiproxy(binary_dir=control_plane_binaries, workdir=tmp_path_factory.mktemp("toxiproxy"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @dataclass(frozen=True)

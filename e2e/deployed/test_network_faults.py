@@ -39,11 +39,15 @@ from olm.api import names
 from olm.operator_controller.clusterextension.options import Options
 from olm_runtime import conditions
 from olm_runtime.client import PatchType, kinds
+from olm_runtime.testing import process
 from olm_runtime.testing.poll import eventually
-from olm_testkit import audit
+from olm_testkit import audit, nodenet
 from olm_testkit.catalogs import cluster_catalog, delete_catalog, serve_catalog
+from olm_testkit.images import realdata
+from olm_testkit.images.registry import RegistryClient
 from olm_testkit.names import unique
 from olm_testkit.node import faults
+from olm_testkit.toxiproxy import Toxiproxy
 
 CATALOGD_SERVICE = f"catalogd-service.{names.DEFAULT_SYSTEM_NAMESPACE}.svc"
 RETRY_INTERVAL = Options().retry_interval
@@ -51,6 +55,10 @@ RETRY_INTERVAL = Options().retry_interval
 LEASE_DURATION = 15.0
 """operator-controller's Lease duration (`LeaderElector`'s default, which the manifests keep)."""
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+LATENCY_MS = 200
+LOSS = 0.05
+SLOW_BOUND = 300.0
+"""Seconds a catalog may take to serve, and then an extension to install, over the slow links."""
 
 
 @pytest.fixture
@@ -312,7 +320,7 @@ async def test_cluster_dns_stopped_names_the_name_that_failed_and_recovers(
         # A connection opened before DNS stopped needs no name: wait until operator-controller's
         # client has closed its idle ones (the node's conntrack shows none established).
         async def no_pooled_connection() -> bool:
-            return faults.established(node.network, source=pod["status"]["podIP"], destinations=catalogd) == 0
+            return faults.established(node.network, source=pod["status"]["podIP"], peers=catalogd) == 0
 
         await eventually(
             no_pooled_connection, what="operator-controller's idle connections to close", timeout=90
@@ -345,6 +353,104 @@ async def test_cluster_dns_stopped_names_the_name_that_failed_and_recovers(
     figures.add("cluster DNS stopped: stop -> condition names it", f"{reported:.1f} s ({message[-70:]})")
     figures.add("cluster DNS stopped: restarted -> resolved", f"{resolved:.1f} s")
     figures.add("cluster DNS stopped: restarted -> Installed", f"{recovered:.1f} s")
+
+
+async def test_slow_and_lossy_links_to_the_registry_and_to_catalogd_still_converge(
+    deployed: DeployedOLM,
+    *,
+    extensions: DemoExtensions,
+    pusher: RegistryClient,
+    toxiproxy: Toxiproxy,
+    namespace: str,
+    figures: Figures,
+) -> None:
+    """Every Pod's new connections to the registry, and operator-controller's to catalogd's
+    Service, go through Toxiproxy (200 ms each way) with 5% of their packets dropped: a catalog
+    never pulled before is served, and an extension from it installs, within the bound below."""
+    host, _, registry_port = pusher.host.rpartition(":")
+    published = await asyncio.to_thread(
+        realdata.publish_community_catalog,
+        pusher,
+        pusher.host,
+        packages=("cat-facts-operator",),
+        repository_prefix=unique("slow"),
+    )
+    oc = await operator_controller_pod(deployed)
+    oc_ip = str(oc["status"]["podIP"])
+    catalogd = await catalogd_addresses(deployed)
+    service = await deployed.kube.get(kinds.SERVICE, "catalogd-service", namespace=SYSTEM_NAMESPACE)
+    proxy_ports = process.free_ports(2)
+    to_registry = faults.Steer(
+        sources=nodenet.POD_CIDRS, destination=host, port=int(registry_port), proxy=f"{host}:{proxy_ports[0]}"
+    )
+    to_catalogd = faults.Steer(
+        sources=f"{oc_ip}/32",
+        destination=service["spec"]["clusterIP"],
+        port=443,
+        proxy=f"{host}:{proxy_ports[1]}",
+    )
+    toxiproxy.proxy("registry", listen=to_registry.proxy, upstream=pusher.host)
+    toxiproxy.proxy("catalogd", listen=to_catalogd.proxy, upstream=f"{catalogd[0]}:8443")
+    catalog = unique("slow")
+    name = unique("slow")
+    try:
+        for proxy in ("registry", "catalogd"):
+            toxiproxy.latency(proxy, LATENCY_MS)
+        with ExitStack() as stack:
+            for node in deployed.nodes:
+                stack.enter_context(faults.steered(node.network, [to_registry, to_catalogd], loss=LOSS))
+
+            # Connections opened before keep their way: wait until none is left to the registry
+            # or to catalogd's Pods, so every request of the drill meets the slow, lossy path.
+            async def only_steered() -> bool:
+                direct = 0
+                for node in deployed.nodes:
+                    direct += faults.established(node.network, peers=[host], port=int(registry_port))
+                    direct += faults.established(node.network, source=oc_ip, peers=catalogd)
+                return direct == 0
+
+            await eventually(only_steered, what="connections opened before the drill to close", timeout=90)
+            started = time.monotonic()
+            await serve_catalog(
+                deployed.kube, cluster_catalog(catalog, published.digest_ref), timeout=SLOW_BOUND
+            )
+            serving = time.monotonic() - started
+            account = await extensions.installer(namespace)
+            await extensions.create(
+                name,
+                "cat-facts-operator",
+                namespace,
+                account,
+                version="1.1.2",
+                selector=by_name(catalog),
+                config={"watchNamespace": namespace},
+            )
+            await extensions.wait_installed(name, "1.1.2", timeout=SLOW_BOUND)
+            installed = time.monotonic() - started - serving
+            steered = {"registry": [0, 0], "catalogd": [0, 0]}
+            for node in deployed.nodes:
+                for key, steer in (("registry", to_registry), ("catalogd", to_catalogd)):
+                    connections, dropped = faults.counts(node.network, steer)
+                    steered[key][0] += connections
+                    steered[key][1] += dropped
+    finally:
+        for proxy in ("registry", "catalogd"):
+            toxiproxy.remove(proxy)
+        await delete_catalog(deployed.kube, catalog)
+
+    revisions, secrets = await extensions.revisions(name)
+    figures.add("slow links: latency each way / loss", f"{LATENCY_MS} ms / {LOSS:.0%}")
+    figures.add("slow links: new catalog Serving after", f"{serving:.1f} s")
+    figures.add("slow links: extension Installed after", f"{installed:.1f} s")
+    for key, (connections, dropped) in steered.items():
+        figures.add(f"slow links: {key} connections steered / packets dropped", f"{connections} / {dropped}")
+    # The drill met the faults: the registry (catalogd's pull, the bundle's) and catalogd were
+    # reached through the proxies, and packets were lost on the way.
+    assert steered["registry"][0] > 0, steered
+    assert steered["catalogd"][0] > 0, steered
+    assert steered["registry"][1] + steered["catalogd"][1] > 0, steered
+    assert len(revisions) == 1, [r["metadata"]["name"] for r in revisions]
+    assert_no_orphans(revisions, secrets)
 
 
 async def test_a_node_with_olm_pods_lost_moves_them_and_changes_nothing_installed(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from olm_runtime.testing.process import ComponentFailure
 from olm_testkit.nodenet import NodeNetwork
@@ -41,6 +42,67 @@ def cut_off(network: NodeNetwork, *, address: str, port: int) -> Iterator[None]:
         yield
 
 
+@dataclass(frozen=True, kw_only=True)
+class Steer:
+    """New connections from `sources` (a CIDR) to `destination:port` go to `proxy` instead."""
+
+    sources: str
+    destination: str
+    port: int
+    proxy: str
+    """`host:port` of the proxy (which forwards to the real destination)."""
+
+    def match(self) -> list[str]:
+        return ["-s", self.sources, "-d", f"{self.destination}/32", "-p", "tcp", "--dport", str(self.port)]
+
+
+@contextlib.contextmanager
+def steered(network: NodeNetwork, steers: Sequence[Steer], *, loss: float = 0.0) -> Iterator[None]:
+    """Pods' new connections steered into proxies (iptables DNAT inside the node, before
+    kube-proxy's Service rules, so a Service's cluster IP can be steered too), and with `loss`
+    that fraction of their packets to and from the proxies dropped at random (the `statistic`
+    match), until the block ends; `counts()` reads what the rules did. Connections open before
+    the block keep their way."""
+    nat: list[list[str]] = [
+        [*steer.match(), "-j", "DNAT", "--to-destination", steer.proxy] for steer in steers
+    ]
+    lossy: list[list[str]] = []
+    if loss:
+        random = ["-m", "statistic", "--mode", "random", "--probability", f"{loss:g}", "-j", "DROP"]
+        for steer in steers:
+            host, _, port = steer.proxy.rpartition(":")
+            lossy.append(["-s", steer.sources, "-d", f"{host}/32", "-p", "tcp", "--dport", port, *random])
+            lossy.append(["-s", f"{host}/32", "-d", steer.sources, "-p", "tcp", "--sport", port, *random])
+    inserted: list[tuple[str, str, list[str]]] = []
+    try:
+        for rule in nat:
+            _run(network.enter(["iptables", "-t", "nat", "-I", "PREROUTING", "1", *rule]))
+            inserted.append(("nat", "PREROUTING", rule))
+        for rule in lossy:
+            _run(network.enter(["iptables", "-t", "filter", "-I", "FORWARD", "1", *rule]))
+            inserted.append(("filter", "FORWARD", rule))
+        yield
+    finally:
+        for table, chain, rule in inserted:
+            _run(network.enter(["iptables", "-t", table, "-D", chain, *rule]))
+
+
+def counts(network: NodeNetwork, steer: Steer) -> tuple[int, int]:
+    """(connections steered into `steer.proxy`, packets dropped on their way) so far."""
+    steered_ = _counter(network, "nat", "PREROUTING", f"to:{steer.proxy}")
+    port = steer.proxy.rpartition(":")[2]
+    dropped = _counter(network, "filter", "FORWARD", "statistic", f"dpt:{port}") + _counter(
+        network, "filter", "FORWARD", "statistic", f"spt:{port}"
+    )
+    return steered_, dropped
+
+
+def _counter(network: NodeNetwork, table: str, chain: str, *words: str) -> int:
+    """The packet count of the rules of `chain` whose listing holds every one of `words`."""
+    out = _run(network.enter(["iptables", "-t", table, "-L", chain, "-n", "-v", "-x"]))
+    return sum(int(line.split()[0]) for line in out.splitlines()[2:] if all(w in line for w in words))
+
+
 @contextlib.contextmanager
 def _dropped(network: NodeNetwork, rules: Sequence[tuple[str, list[str]]]) -> Iterator[None]:
     inserted: list[tuple[str, list[str]]] = []
@@ -55,19 +117,25 @@ def _dropped(network: NodeNetwork, rules: Sequence[tuple[str, list[str]]]) -> It
             _run(network.enter(["iptables", "-D", chain, *match, "-j", "DROP"]))
 
 
-def established(network: NodeNetwork, *, source: str, destinations: Sequence[str]) -> int:
-    """How many TCP connections from `source` to any of `destinations` the node's conntrack holds
-    as established: a client's idle pooled connections included, until it closes them."""
-    out = _run(network.enter(["conntrack", "-L", "-p", "tcp", "--state", "ESTABLISHED", "-s", source]))
-    return sum(1 for line in out.splitlines() if _peer(line) in destinations)
+def established(
+    network: NodeNetwork, *, peers: Sequence[str], source: str | None = None, port: int | None = None
+) -> int:
+    """How many TCP connections the node's conntrack holds as established whose answering end is
+    one of `peers` (on `port`, if given), from `source` (any Pod, if not): a client's idle pooled
+    connections included, until it closes them."""
+    command = ["conntrack", "-L", "-p", "tcp", "--state", "ESTABLISHED", *(["-s", source] if source else [])]
+    answering = [_peer(line) for line in _run(network.enter(command)).splitlines()]
+    return sum(1 for address, sport in answering if address in peers and (port is None or sport == str(port)))
 
 
-def _peer(entry: str) -> str:
-    """The address that answers a conntrack entry's connection: the reply direction's source,
-    which is the Pod behind a Service after kube-proxy's DNAT (the original `dst=` is the
-    Service's cluster IP)."""
-    sources = [field.removeprefix("src=") for field in entry.split() if field.startswith("src=")]
-    return sources[1] if len(sources) > 1 else ""
+def _peer(entry: str) -> tuple[str, str]:
+    """The address and port that answer a conntrack entry's connection: the reply direction's
+    source, which is the Pod behind a Service after kube-proxy's DNAT (the original `dst=` is the
+    Service's cluster IP), or the proxy a connection was steered to."""
+    fields = entry.split()
+    sources = [f.removeprefix("src=") for f in fields if f.startswith("src=")]
+    ports = [f.removeprefix("sport=") for f in fields if f.startswith("sport=")]
+    return (sources[1], ports[1]) if len(sources) > 1 and len(ports) > 1 else ("", "")
 
 
 def _run(args: list[str]) -> str:

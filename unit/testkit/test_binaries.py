@@ -19,7 +19,7 @@ def test_the_run_set_is_what_make_run_starts_and_the_test_set_adds_the_test_tool
     cert_manager = {"cert-manager-controller", "cert-manager-cainjector", build.CERT_MANAGER_CRDS_FILE}
     assert run == control_plane | node | cert_manager
     olm_v0 = {"olm-v0-olm", "olm-v0-catalog", "opm", build.OLM_V0_CRDS_FILE}
-    assert test - run == {"otelcol", "promtool", "operator-condition", "cosign"} | olm_v0
+    assert test - run == {"otelcol", "promtool", "operator-condition", "cosign", "toxiproxy-server"} | olm_v0
     assert set(build.OUTPUTS) == test
     assert len(set(build.OUTPUTS)) == len(build.OUTPUTS)
 
@@ -49,6 +49,7 @@ def test_olms_own_modules_are_here_and_the_control_planes_are_not() -> None:
         "otelcol",
         "pause",
         "promtool",
+        "toxiproxy",
     ]
     for target in build.TARGETS:
         assert (target.module_dir / "go.mod").is_file(), target.name
