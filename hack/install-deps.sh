@@ -21,8 +21,9 @@ UV_VERSION=0.13.9
 # chromium, fonts-dejavu-core: e2e/docs renders the documentation site headless and checks the
 # pages are not blank; without a font installed, text renders as nothing.
 # tinyproxy, stunnel4: the real HTTP proxy of e2e/httpproxy (each test runs its own instance on
-# loopback) and the TLS front that makes it an https:// proxy.
-DEBIAN_PACKAGES=(docker-registry containerd runc containernetworking-plugins iptables conntrack iproute2 mmdebstrap python3-pip-whl buildah chromium fonts-dejavu-core tinyproxy stunnel4)
+# loopback) and the TLS front that makes it an https:// proxy. busybox-static: the static busybox
+# the tests' busybox image is made of, for workloads that really run on the real nodes.
+DEBIAN_PACKAGES=(docker-registry containerd runc containernetworking-plugins iptables conntrack iproute2 mmdebstrap python3-pip-whl buildah chromium fonts-dejavu-core tinyproxy stunnel4 busybox-static)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do

@@ -162,11 +162,12 @@ def control_plane_address(node_networks: list[NodeNetwork]) -> str:
 def real_nodes(
     control_plane: ControlPlane,
     control_plane_binaries: Path,
+    registry: Registry,
     node_networks: list[NodeNetwork],
 ) -> Iterator[list[RealNode]]:
     """A real kubelet node (containerd, CNI bridge, kube-proxy, CoreDNS) on each node network, all
-    pulling from the session's registry: started on first request and stopped, with
-    everything they made, at the end of the session."""
+    pulling from the session's registry, which is also their mirror of Docker Hub: started on first
+    request and stopped, with everything they made, at the end of the session."""
     if not node_networks:
         pytest.fail("real nodes need node networks: override the node_networks fixture (needs root)")
     owner = control_plane.state_dir.parent
@@ -180,6 +181,7 @@ def real_nodes(
                 kubeconfig=control_plane.kubeconfig,
                 server=control_plane.server,
                 ca=control_plane.certificate_authority(),
+                mirror=registry.host,
                 tie_to_parent=True,
             )
         )

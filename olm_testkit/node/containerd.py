@@ -45,6 +45,23 @@ def config(layout: NodeLayout) -> str:
             f"[{cri}.cni]",
             f'  bin_dir = "{cni.BIN_DIR}"',
             f'  conf_dir = "{layout.cni_conf_dir}"',
+            f"[{cri}.registry]",
+            f'  config_path = "{layout.registry_hosts_dir}"',
+            "",
+        ]
+    )
+
+
+def mirror_hosts(mirror: str) -> str:
+    """`hosts.toml` for `docker.io`: pull from the registry at `mirror` (`host:port`) first, so
+    public names (`busybox:1.35`, that is `docker.io/library/busybox:1.35`) are served by the local
+    registry under the same repository. The mirror is trusted like every registry (the process-wide
+    CA bundle, `ca_bundle`); what it lacks fails over to Docker Hub, which no node can reach."""
+    return "\n".join(
+        [
+            'server = "https://registry-1.docker.io"',
+            f'[host."https://{mirror}"]',
+            '  capabilities = ["pull", "resolve"]',
             "",
         ]
     )

@@ -56,6 +56,11 @@ class NodeLayout:
         return self.containerd_dir / "config.toml"
 
     @property
+    def registry_hosts_dir(self) -> Path:
+        """containerd's per-registry configuration (`<registry>/hosts.toml`): mirrors."""
+        return self.containerd_dir / "certs.d"
+
+    @property
     def ca_bundle(self) -> Path:
         """The system's CAs and the cluster's, which containerd trusts for every registry."""
         return self.containerd_dir / "ca-bundle.crt"

@@ -51,6 +51,9 @@ class NodeOptions:
     ca: CertificateAuthority
     """The control plane's CA: issues the node's certificates, and containerd trusts it (beside the
     system's CAs) for every registry, so images pull from a registry whose certificate it issued."""
+    mirror: str | None = None
+    """`host:port` of a registry that mirrors Docker Hub for the node's containerd: Pods that name
+    public images (`busybox:1.35`) pull them from there (`containerd.mirror_hosts`)."""
     tie_to_parent: bool = False
     """Stop the node's processes when the process that started them exits (test sessions)."""
     start_timeout: float = 120.0
@@ -210,6 +213,12 @@ class RealNode:
         layout.containerd_dir.mkdir(exist_ok=True)
         layout.containerd_config.write_text(containerd.config(layout))
         layout.ca_bundle.write_bytes(containerd.ca_bundle(options.ca.cert_pem))
+        layout.registry_hosts_dir.mkdir(exist_ok=True)
+        if options.mirror is not None:
+            (layout.registry_hosts_dir / "docker.io").mkdir(exist_ok=True)
+            (layout.registry_hosts_dir / "docker.io" / "hosts.toml").write_text(
+                containerd.mirror_hosts(options.mirror)
+            )
         layout.cni_conf_dir.mkdir(exist_ok=True)
         (layout.cni_conf_dir / cni.CONFIG_FILE).write_text(json.dumps(cni.config(self.network), indent=2))
         layout.resolv_conf.write_text("")

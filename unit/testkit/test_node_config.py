@@ -144,3 +144,12 @@ def test_missing_node_binaries_are_named_with_the_build_command(tmp_path: Path) 
         nodenet.PrerequisiteMissing, match=r"kubelet, kube-proxy, coredns, pause .*make cluster-binaries"
     ):
         node.check_prerequisites(tmp_path)
+
+
+def test_containerd_mirrors_docker_hub_to_the_local_registry(layout: NodeLayout) -> None:
+    config = tomllib.loads(containerd.config(layout))
+    registry = config["plugins"]["io.containerd.grpc.v1.cri"]["registry"]
+    assert registry["config_path"] == str(layout.registry_hosts_dir)
+    hosts = tomllib.loads(containerd.mirror_hosts("10.87.0.1:5000"))
+    assert hosts["server"] == "https://registry-1.docker.io"
+    assert hosts["host"] == {"https://10.87.0.1:5000": {"capabilities": ["pull", "resolve"]}}
