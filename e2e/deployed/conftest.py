@@ -197,6 +197,11 @@ class DeployedOLM:
         lease = await self.kube.get(kinds.LEASE, lease_name, namespace=SYSTEM_NAMESPACE)
         return str((lease.get("spec") or {}).get("holderIdentity") or "")
 
+    async def leader_pod(self, deployment: str) -> str:
+        """The name of the Pod holding the Lease: its identity is `<hostname>_<uuid>`, and a Pod's
+        hostname is its name."""
+        return (await self.lease_holder(deployment)).split("_")[0]
+
     async def container_id(self, pod_name: str) -> str:
         pod = await self.kube.get(kinds.POD, pod_name, namespace=SYSTEM_NAMESPACE)
         statuses = (pod.get("status") or {}).get("containerStatuses") or []

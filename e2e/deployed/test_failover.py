@@ -48,8 +48,7 @@ async def test_catalogd_leader_pod_killed_during_an_install(
     figures: Figures,
 ) -> None:
     pods = {p["metadata"]["name"] for p in await deployed.pods(CATALOGD)}
-    # The holder identity is `<hostname>_<uuid>`, and a Pod's hostname is its name.
-    leader = (await deployed.lease_holder(CATALOGD)).split("_")[0]
+    leader = await deployed.leader_pod(CATALOGD)
     assert leader in pods, (leader, pods)
     name = unique("catalogd-failover")
     account = await extensions.installer(namespace)
@@ -67,7 +66,7 @@ async def test_catalogd_leader_pod_killed_during_an_install(
         figures.add("catalogd leader killed -> content served", f"{time.monotonic() - killed:.2f} s")
 
         async def new_leader() -> bool:
-            current = (await deployed.lease_holder(CATALOGD)).split("_")[0]
+            current = await deployed.leader_pod(CATALOGD)
             return current not in ("", leader)
 
         await eventually(new_leader, what="another catalogd replica to lead", timeout=120, interval=0.1)
@@ -93,7 +92,7 @@ async def test_operator_controller_pod_killed_during_an_install(
         await force_delete_pod(deployed, pod)
 
         async def new_leader() -> bool:
-            current = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+            current = await deployed.leader_pod(OPERATOR_CONTROLLER)
             return current not in ("", pod)
 
         await eventually(new_leader, what="a new operator-controller Pod to lead", timeout=180, interval=0.1)

@@ -141,10 +141,9 @@ async def scaled(deployed: DeployedOLM, replicas: int) -> AsyncIterator[None]:
 
 async def scale(deployed: DeployedOLM, replicas: int) -> None:
     kube = deployed.kube
-    name = "operator-controller-controller-manager"
     await kube.patch(
         kinds.DEPLOYMENT,
-        name,
+        OPERATOR_CONTROLLER,
         {"spec": {"replicas": replicas}},
         namespace=SYSTEM_NAMESPACE,
         patch_type=PatchType.MERGE,
@@ -157,7 +156,7 @@ async def scale(deployed: DeployedOLM, replicas: int) -> None:
         ready = [
             p["metadata"]["name"] for p in listed.items if conditions.of(p, "Ready").get("status") == "True"
         ]
-        holder = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+        holder = await deployed.leader_pod(OPERATOR_CONTROLLER)
         return len(listed.items) == replicas and len(ready) == replicas and holder in ready
 
     await eventually(
@@ -182,7 +181,7 @@ async def test_the_leaders_node_cut_off_from_the_api_server_hands_over_and_the_o
         pods = {p["metadata"]["name"]: p for p in await deployed.pods(OPERATOR_CONTROLLER)}
         # The manifests' spread puts the two replicas on the two nodes.
         assert len({deployed.node_of(p).name for p in pods.values()}) == 2, list(pods)
-        old = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+        old = await deployed.leader_pod(OPERATOR_CONTROLLER)
         node = deployed.node_of(pods[old])
         cut_at = datetime.datetime.now(datetime.UTC)
 
@@ -190,14 +189,14 @@ async def test_the_leaders_node_cut_off_from_the_api_server_hands_over_and_the_o
             cut = time.monotonic()
 
             async def handed_over() -> bool:
-                holder = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+                holder = await deployed.leader_pod(OPERATOR_CONTROLLER)
                 return holder != old and holder in pods
 
             await eventually(
                 handed_over, what="the other replica to take the Lease", timeout=3 * LEASE_DURATION
             )
             took_over = time.monotonic() - cut
-            new = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+            new = await deployed.leader_pod(OPERATOR_CONTROLLER)
             lease = await deployed.kube.get(
                 kinds.LEASE, operator_controller_main.LEASE_NAME, namespace=SYSTEM_NAMESPACE
             )
@@ -229,7 +228,10 @@ async def test_the_leaders_node_cut_off_from_the_api_server_hands_over_and_the_o
             return restarts >= 1 and ready and len(reads) >= 2
 
         await eventually(
-            back_as_standby, what=f"{old} to have restarted, be Ready and read the Lease again", timeout=240
+            back_as_standby,
+            what=f"{old} to have restarted, be Ready and read the Lease again",
+            timeout=240,
+            interval=1.0,  # each poll reads the session's whole audit log
         )
         came_back = time.monotonic() - healed
         log = deployed.control_plane.audit_log
@@ -241,7 +243,7 @@ async def test_the_leaders_node_cut_off_from_the_api_server_hands_over_and_the_o
         # succeeded, is a deposed leader's write.
         delayed = [r.describe() for r in late if r.resource == "leases" and not 200 <= r.code < 300]
         writes = [r.describe() for r in late if r.describe() not in delayed]
-        holder = (await deployed.lease_holder(OPERATOR_CONTROLLER)).split("_")[0]
+        holder = await deployed.leader_pod(OPERATOR_CONTROLLER)
 
     figures.add("leader cut off: node partitioned from the API server for", f"{partition:.1f} s")
     figures.add("leader cut off: cut -> other replica holds the Lease", f"{took_over:.1f} s")

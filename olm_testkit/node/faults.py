@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from olm_runtime.testing.process import ComponentFailure
 from olm_testkit.nodenet import NodeNetwork
 
+_DROP = ("-j", "DROP")
+
 
 @contextlib.contextmanager
 def partitioned(network: NodeNetwork, *, source: str, destinations: Sequence[str]) -> Iterator[None]:
@@ -23,11 +25,11 @@ def partitioned(network: NodeNetwork, *, source: str, destinations: Sequence[str
     dropped inside the node until the block ends: no answer, no reset, no FIN, as a partition
     looks to both ends."""
     rules = [
-        ("FORWARD", ["-s", f"{a}/32", "-d", f"{b}/32"])
+        ("filter", "FORWARD", ["-s", f"{a}/32", "-d", f"{b}/32", *_DROP])
         for destination in destinations
         for a, b in ((source, destination), (destination, source))
     ]
-    with _dropped(network, rules):
+    with _inserted(network, rules):
         yield
 
 
@@ -36,9 +38,10 @@ def cut_off(network: NodeNetwork, *, address: str, port: int) -> Iterator[None]:
     """The whole node cut off from the TCP service at `address:port` (the API server), both ways,
     for its own processes (the kubelet, kube-proxy, CoreDNS) and its Pods alike, until the block
     ends. Other services of the same address (the registry beside the API server) stay reachable."""
-    to = ["-d", f"{address}/32", "-p", "tcp", "--dport", str(port)]
-    back = ["-s", f"{address}/32", "-p", "tcp", "--sport", str(port)]
-    with _dropped(network, [("OUTPUT", to), ("FORWARD", to), ("INPUT", back), ("FORWARD", back)]):
+    to = ["-d", f"{address}/32", "-p", "tcp", "--dport", str(port), *_DROP]
+    back = ["-s", f"{address}/32", "-p", "tcp", "--sport", str(port), *_DROP]
+    chains = (("OUTPUT", to), ("FORWARD", to), ("INPUT", back), ("FORWARD", back))
+    with _inserted(network, [("filter", chain, rule) for chain, rule in chains]):
         yield
 
 
@@ -63,28 +66,21 @@ def steered(network: NodeNetwork, steers: Sequence[Steer], *, loss: float = 0.0)
     that fraction of their packets to and from the proxies dropped at random (the `statistic`
     match), until the block ends; `counts()` reads what the rules did. Connections open before
     the block keep their way."""
-    nat: list[list[str]] = [
-        [*steer.match(), "-j", "DNAT", "--to-destination", steer.proxy] for steer in steers
+    rules = [
+        ("nat", "PREROUTING", [*steer.match(), "-j", "DNAT", "--to-destination", steer.proxy])
+        for steer in steers
     ]
-    lossy: list[list[str]] = []
     if loss:
-        random = ["-m", "statistic", "--mode", "random", "--probability", f"{loss:g}", "-j", "DROP"]
+        random = ["-m", "statistic", "--mode", "random", "--probability", f"{loss:g}", *_DROP]
         for steer in steers:
             host, _, port = steer.proxy.rpartition(":")
-            lossy.append(["-s", steer.sources, "-d", f"{host}/32", "-p", "tcp", "--dport", port, *random])
-            lossy.append(["-s", f"{host}/32", "-d", steer.sources, "-p", "tcp", "--sport", port, *random])
-    inserted: list[tuple[str, str, list[str]]] = []
-    try:
-        for rule in nat:
-            _run(network.enter(["iptables", "-t", "nat", "-I", "PREROUTING", "1", *rule]))
-            inserted.append(("nat", "PREROUTING", rule))
-        for rule in lossy:
-            _run(network.enter(["iptables", "-t", "filter", "-I", "FORWARD", "1", *rule]))
-            inserted.append(("filter", "FORWARD", rule))
+            for match in (
+                ["-s", steer.sources, "-d", f"{host}/32", "-p", "tcp", "--dport", port],
+                ["-s", f"{host}/32", "-d", steer.sources, "-p", "tcp", "--sport", port],
+            ):
+                rules.append(("filter", "FORWARD", [*match, *random]))
+    with _inserted(network, rules):
         yield
-    finally:
-        for table, chain, rule in inserted:
-            _run(network.enter(["iptables", "-t", table, "-D", chain, *rule]))
 
 
 def counts(network: NodeNetwork, steer: Steer) -> tuple[int, int]:
@@ -104,17 +100,18 @@ def _counter(network: NodeNetwork, table: str, chain: str, *words: str) -> int:
 
 
 @contextlib.contextmanager
-def _dropped(network: NodeNetwork, rules: Sequence[tuple[str, list[str]]]) -> Iterator[None]:
-    inserted: list[tuple[str, list[str]]] = []
+def _inserted(network: NodeNetwork, rules: Sequence[tuple[str, str, list[str]]]) -> Iterator[None]:
+    """Each `(table, chain, rule)` inserted inside the node until the block ends, first in its
+    chain: before kube-proxy's rules (its Service DNAT, its accept of established connections)."""
+    inserted: list[tuple[str, str, list[str]]] = []
     try:
-        for chain, match in rules:
-            # First in the chain: before kube-proxy's rule that accepts established connections.
-            _run(network.enter(["iptables", "-I", chain, "1", *match, "-j", "DROP"]))
-            inserted.append((chain, match))
+        for table, chain, rule in rules:
+            _run(network.enter(["iptables", "-t", table, "-I", chain, "1", *rule]))
+            inserted.append((table, chain, rule))
         yield
     finally:
-        for chain, match in inserted:
-            _run(network.enter(["iptables", "-D", chain, *match, "-j", "DROP"]))
+        for table, chain, rule in inserted:
+            _run(network.enter(["iptables", "-t", table, "-D", chain, *rule]))
 
 
 def established(
