@@ -56,6 +56,39 @@ class BuildError(RuntimeError):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SourcePatch:
+    """Lines inserted into a pinned dependency's source before a target is built: the fix of an
+    upstream bug the binaries would otherwise hit, until a release carries one.
+
+    The module is copied out of the module cache (read-only, and Go refuses overlays of files under
+    it) and the wrapper module's copy replaces the dependency by that copy. `after` must occur
+    exactly once in the file, so a new pin can neither leave the bug silently unfixed nor patch
+    the wrong place: it fails the build and the patch is reviewed again."""
+
+    module: str
+    """The dependency's module path."""
+    file: str
+    """The file, relative to the module's root."""
+    after: str
+    """Text of the file that the lines go after."""
+    insert: str
+    """The lines inserted."""
+    reason: str
+    """What goes wrong without it (for the build log and the docs)."""
+
+    def apply(self, root: Path) -> None:
+        path = root / self.file
+        text = path.read_text()
+        found = text.count(self.after)
+        if found != 1:
+            raise BuildError(
+                f"cannot patch {self.module}/{self.file} ({self.reason}): the text to insert after "
+                f"occurs {found} times instead of once; review the patch against the new pin"
+            )
+        path.write_text(text.replace(self.after, self.after + self.insert))
+
+
+@dataclass(frozen=True, kw_only=True)
 class Target:
     """One wrapper module and the main packages built from it."""
 
@@ -84,6 +117,8 @@ class Target:
     gomod: Path = field(default=GOMOD_DIR, repr=False, compare=False)
     """The directory holding the wrapper module (`gomod/<module>`)."""
     write_assets: AssetWriter | None = field(default=None, repr=False, compare=False)
+    patches: tuple[SourcePatch, ...] = field(default=(), repr=False)
+    """Fixes made to pinned dependencies before building (part of the key, not of the repr)."""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -139,6 +174,19 @@ def write_kwok_stages(go: str, module_dir: Path, output: Path) -> None:
 
 
 ETCD = Target(module="etcd", packages=(".",), binaries=("etcd",))
+
+OPENAPI_V3_NEW_GROUP_RACE = SourcePatch(
+    module="k8s.io/kube-openapi",
+    file="pkg/handler3/handler.go",
+    # A new group-version's entry is published to the discovery document before its spec is
+    # stored; the OpenAPI v3 aggregator reads that document every second without the lock, and
+    # reading an entry with no spec stored dereferences nil: kube-apiserver dies while a CRD of a
+    # new group becomes Established. Storing the spec before publishing the entry closes it.
+    after="\t\to.v3Schema[group] = newOpenAPIV3Group()\n",
+    insert="\t\to.v3Schema[group].UpdateSpec(openapi)\n",
+    reason="kube-apiserver panics in the OpenAPI v3 discovery when a CRD of a new group is added",
+)
+
 KUBERNETES = Target(
     module="kubernetes",
     packages=(
@@ -148,6 +196,7 @@ KUBERNETES = Target(
     ),
     binaries=("kube-apiserver", "kube-controller-manager", "kube-scheduler"),
     stamp_kubernetes_version=True,
+    patches=(OPENAPI_V3_NEW_GROUP_RACE,),
 )
 KWOK = Target(
     module="kwok",
@@ -187,6 +236,8 @@ def target_key(target: Target) -> str:
     recipe = f"{BUILD_RECIPE}\0{target!r}\0{pin_key(target.module_dir)}"
     if target.tags:  # kept out of the repr so that adding the field left the other targets' keys alone
         recipe += f"\0tags={','.join(target.tags)}"
+    if target.patches:  # likewise
+        recipe += f"\0patches={target.patches!r}"
     return hashlib.sha256(recipe.encode()).hexdigest()[:16]
 
 
@@ -310,6 +361,33 @@ def _place(staging: Path, destination: Path, names: tuple[str, ...]) -> None:
             raise
 
 
+def _go(go: str, module_dir: Path, *args: str) -> None:
+    result = subprocess.run(
+        [go, *args], cwd=module_dir, env=go_environment(), capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise BuildError(f"go {' '.join(args)} in {module_dir} failed:\n{result.stderr[-4000:]}")
+
+
+def patched_module(go: str, target: Target, work: Path, log: Callable[[str], None]) -> Path:
+    """A copy of `target`'s wrapper module under `work` whose patched dependencies are replaced by
+    patched copies of them, also under `work`."""
+    module_dir = work / "module"
+    shutil.copytree(target.module_dir, module_dir)
+    for module in sorted({patch.module for patch in target.patches}):
+        _go(go, module_dir, "mod", "download", module)
+        copy = work / "patched" / module.replace("/", "_")
+        shutil.copytree(module_source(go, module_dir, module), copy)
+        for path in (copy, *copy.rglob("*")):  # the module cache's files are read-only
+            path.chmod(path.stat().st_mode | 0o200)
+        for patch in target.patches:
+            if patch.module == module:
+                patch.apply(copy)
+                log(f"patched {module}/{patch.file}: {patch.reason}")
+        _go(go, module_dir, "mod", "edit", f"-replace={module}={copy}")
+    return module_dir
+
+
 def _build_target(go: str, target: Target, destination: Path, log: Callable[[str], None]) -> None:
     log(f"building {', '.join(target.binaries)} from {target.module_dir}")
     started = time.monotonic()
@@ -317,14 +395,16 @@ def _build_target(go: str, target: Target, destination: Path, log: Callable[[str
     if target.stamp_kubernetes_version:
         ldflags = kubernetes_version_ldflags(required_version(target.module_dir, "k8s.io/kubernetes"))
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=destination.parent))
+    work = Path(tempfile.mkdtemp(prefix=".patch-", dir=destination.parent))
     try:
+        module_dir = patched_module(go, target, work, log) if target.patches else target.module_dir
         if target.rename:
             for package, name in zip(target.packages, target.binaries, strict=True):
-                go_build(target.module_dir, (package,), staging / name, ldflags=ldflags, tags=target.tags)
+                go_build(module_dir, (package,), staging / name, ldflags=ldflags, tags=target.tags)
         else:
             # The module directory is named after the wrapper, not the binary: name "." explicitly.
             output = staging / target.binaries[0] if target.packages == (".",) else staging
-            go_build(target.module_dir, target.packages, output, ldflags=ldflags, tags=target.tags)
+            go_build(module_dir, target.packages, output, ldflags=ldflags, tags=target.tags)
         if target.assets:
             if target.write_assets is None:
                 raise BuildError(f"no writer for the assets of {target.name}: {', '.join(target.assets)}")
@@ -335,6 +415,7 @@ def _build_target(go: str, target: Target, destination: Path, log: Callable[[str
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     log(f"built {', '.join(target.binaries)} in {time.monotonic() - started:.1f}s")
 
 

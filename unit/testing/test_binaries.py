@@ -113,6 +113,55 @@ def test_the_key_follows_how_a_target_is_built_not_only_its_files(tmp_path: Path
     assert len({binaries.target_key(t) for t in (etcd, renamed, tagged)}) == 3
 
 
+def test_a_source_patch_is_part_of_the_key(tmp_path: Path) -> None:
+    etcd, _ = _targets(_gomod(tmp_path))
+    patch = binaries.SourcePatch(
+        module="example.test/etcd", file="a.go", after="x\n", insert="y\n", reason="r"
+    )
+    patched = binaries.Target(
+        module="etcd", packages=(".",), binaries=("etcd",), patches=(patch,), gomod=tmp_path
+    )
+    other = binaries.SourcePatch(
+        module="example.test/etcd", file="a.go", after="x\n", insert="z\n", reason="r"
+    )
+    repatched = binaries.Target(
+        module="etcd", packages=(".",), binaries=("etcd",), patches=(other,), gomod=tmp_path
+    )
+    assert len({binaries.target_key(t) for t in (etcd, patched, repatched)}) == 3
+
+
+def test_a_source_patch_inserts_after_its_one_anchor(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    source = tmp_path / "pkg" / "handler.go"
+    source.write_text("func f() {\n\ta := new()\n\tpublish()\n}\n")
+    patch = binaries.SourcePatch(
+        module="example.test/m",
+        file="pkg/handler.go",
+        after="\ta := new()\n",
+        insert="\ta.store()\n",
+        reason="r",
+    )
+    patch.apply(tmp_path)
+    assert source.read_text() == "func f() {\n\ta := new()\n\ta.store()\n\tpublish()\n}\n"
+
+
+@pytest.mark.parametrize("text", ["func f() {}\n", "\ta := new()\n\ta := new()\n"])
+def test_a_source_patch_whose_anchor_is_not_there_exactly_once_fails_the_build(
+    tmp_path: Path, text: str
+) -> None:
+    (tmp_path / "handler.go").write_text(text)
+    patch = binaries.SourcePatch(
+        module="example.test/m",
+        file="handler.go",
+        after="\ta := new()\n",
+        insert="\tx\n",
+        reason="it crashes",
+    )
+    with pytest.raises(binaries.BuildError, match=r"cannot patch example.test/m/handler.go \(it crashes\)"):
+        patch.apply(tmp_path)
+    assert (tmp_path / "handler.go").read_text() == text
+
+
 def test_keys_do_not_depend_on_where_the_modules_are(tmp_path: Path) -> None:
     first, second = _targets(_gomod(tmp_path / "a")), _targets(_gomod(tmp_path / "b"))
     assert binaries.target_keys(first) == binaries.target_keys(second)
