@@ -27,7 +27,7 @@ import argparse
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -394,28 +394,60 @@ async def _grant(session: Session, assessment: Assessment, step: _Step) -> None:
     step(f"ServiceAccount {namespace}/{account} created with {len(assessment.rbac)} RBAC objects")
 
 
-async def _guarded(session: Session, live: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
-    """One merge patch of `live`'s metadata (`ownership.guarded_patch`: applied only while the
-    object is unchanged; a run again recomputes it, it is idempotent)."""
-    meta = live["metadata"]
-    await session.client.patch(
-        _gvk(live),
-        meta["name"],
-        ownership.guarded_patch(live, metadata),
-        namespace=meta.get("namespace"),
-        patch_type=PatchType.MERGE,
+GUARDED_ATTEMPTS: Final = 5
+"""Reads of an object whose guarded patch met a newer version, before the run gives up on it."""
+
+
+async def _guarded(
+    session: Session,
+    adopted: Mapping[str, Any],
+    change: Callable[[Mapping[str, Any]], Mapping[str, Any] | None],
+) -> bool:
+    """One merge patch of the metadata `change` decides from the object as it is now, applied only
+    while it is still that object (`ownership.guarded_patch`). v0's controllers may still write it
+    (a ServiceAccount's secrets, a CSV's annotations): then it is read and decided again. Whether a
+    patch was made (not when the object is gone or `change` has nothing to do)."""
+    for _ in range(GUARDED_ATTEMPTS):
+        live = await inventory.live_object(session.client, adopted)
+        if live is None:
+            return False
+        metadata = change(live)
+        if not metadata:
+            return False
+        meta = live["metadata"]
+        try:
+            await session.client.patch(
+                _gvk(live),
+                meta["name"],
+                ownership.guarded_patch(live, metadata),
+                namespace=meta.get("namespace"),
+                patch_type=PatchType.MERGE,
+            )
+            return True
+        except errors.Conflict:
+            continue
+    meta = adopted["metadata"]
+    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    raise CommandFailed(
+        f"{adopted['kind']} {where}{meta['name']} changed {GUARDED_ATTEMPTS} times while it was being handed "
+        "over; nothing of it was changed; run again"
     )
 
 
 async def _mark(session: Session, assessment: Assessment, step: _Step) -> None:
     package = assessment.installation.package
-    marked = 0
-    for live in assessment.adopted:
+
+    def retained(live: Mapping[str, Any]) -> Mapping[str, Any] | None:
         if _owned_by_extension(live, assessment.name):
-            continue
+            return None
         annotations = live["metadata"].get("annotations") or {}
-        if annotations.get(names.RETAINED_PACKAGE_ANNOTATION) != package:
-            await _guarded(session, live, {"annotations": {names.RETAINED_PACKAGE_ANNOTATION: package}})
+        if annotations.get(names.RETAINED_PACKAGE_ANNOTATION) == package:
+            return None
+        return {"annotations": {names.RETAINED_PACKAGE_ANNOTATION: package}}
+
+    marked = 0
+    for adopted in assessment.adopted:
+        if await _guarded(session, adopted, retained):
             marked += 1
     step(f"{marked} objects marked for hand-over to the ClusterExtension")
 
@@ -450,12 +482,7 @@ async def _release(session: Session, assessment: Assessment, *, cluster_scoped_o
     for adopted in assessment.adopted:
         if cluster_scoped_only and adopted["metadata"].get("namespace"):
             continue
-        live = await inventory.live_object(session.client, adopted)
-        if live is None:
-            continue
-        changes = v0.released_metadata(live, assessment.installation)
-        if changes:
-            await _guarded(session, live, changes)
+        if await _guarded(session, adopted, lambda live: v0.released_metadata(live, assessment.installation)):
             released += 1
     return released
 
