@@ -27,6 +27,7 @@ import yaml
 
 from e2e.operator_controller.conftest import Extensions, ServedCatalog
 from olm.api import names
+from olm.api.kinds import CLUSTER_EXTENSION
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing import settle
 from olm_runtime.testing.controlplane import ControlPlane
@@ -175,6 +176,23 @@ async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
     audit_from = control_plane.audit_log.stat().st_size
     name = unique("rbac")
     try:
+        # A repeated Event is written once, then patched as a series: an extension that names no
+        # ServiceAccount is held with a warning (the shipped operator-controller has no default
+        # installer), and a change of its spec repeats the warning word for word.
+        held = unique("rbac-held")
+        selector = {"matchLabels": fixture_catalog.label}
+        await extensions.create(held, "test", namespace, None, version="1.0.0", selector=selector)
+        await eventually(
+            lambda: _has_events(kube, held, {"ServiceAccountRequired"}), what=f"the warning about {held}"
+        )
+        await kube.patch(CLUSTER_EXTENSION, held, {"spec": {"source": {"catalog": {"channels": ["stable"]}}}})
+        await eventually(
+            lambda: _repeated(kube, held, "ServiceAccountRequired"),
+            what=f"the repeated warning about {held} written as a series",
+            timeout=30,
+        )
+        await extensions.delete_and_wait_gone(held)
+
         await extensions.create(
             name, "test", namespace, account, version="1.0.0", selector={"matchLabels": fixture_catalog.label}
         )
@@ -257,6 +275,18 @@ def _deployment_watchers(audit_log: Path, offset: int) -> set[str]:
 
 async def _has_events(kube: Client, name: str, reasons: set[str]) -> bool:
     return reasons <= await _events_about(kube, name)
+
+
+async def _repeated(kube: Client, name: str, reason: str) -> bool:
+    """Whether an Event operator-controller wrote about `name` with `reason` counts a repeat."""
+    listed = await kube.list(kinds.EVENTS_EVENT, namespace="default")
+    return any(
+        int((e.get("series") or {}).get("count") or 1) >= 2
+        for e in listed.items
+        if (e.get("regarding") or {}).get("name") == name
+        and e.get("reason") == reason
+        and e.get("reportingController") == "operator-controller"
+    )
 
 
 async def _recreated(kube: Client, namespace: str, old_uid: str) -> bool:
