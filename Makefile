@@ -60,15 +60,23 @@ run-processes: deps
 # others run it as processes, and two operator-controllers must never share a cluster. The first
 # runs the unit tests and $(RANDOM_ORDER_E2E) in random order (pytest-randomly prints its seed at
 # the top; `-p randomly --randomly-seed=N` replays it), so a test that depends on another's leftovers
-# fails as soon as it is written. A failed session does not stop the next: all three report, and
-# the target fails at the end naming the sessions that failed. Each prints its 20 slowest tests.
+# fails as soon as it is written. The deployed suite runs beside the second session: both mostly
+# wait on controllers and Pods (together they keep about one core of two busy), and they share
+# nothing but the machine. Its output goes to $(DEPLOYED_LOG) and is printed when both are done, so
+# the two sessions' lines do not interleave. A failed session does not stop the others: all three
+# report, and the target fails at the end naming the sessions that failed. Each prints its 20
+# slowest tests.
 RANDOM_ORDER_E2E := e2e/runtime
 SLOWEST := --durations=20
+DEPLOYED_LOG := build/test-deployed.log
 test: deps
-	@failed=""; \
+	@failed=""; mkdir -p $(dir $(DEPLOYED_LOG)); \
 	$(PYTEST) $(SLOWEST) -p randomly unit hack/tests $(RANDOM_ORDER_E2E) || failed="$$failed unit+$(RANDOM_ORDER_E2E)"; \
+	echo "make test: e2e/deployed runs beside the next session; its output follows it (live: $(DEPLOYED_LOG))"; \
+	$(PYTEST) $(SLOWEST) e2e/deployed > $(DEPLOYED_LOG) 2>&1 & deployed=$$!; \
 	$(PYTEST) $(SLOWEST) e2e --ignore=e2e/deployed --ignore=$(RANDOM_ORDER_E2E) || failed="$$failed e2e"; \
-	$(PYTEST) $(SLOWEST) e2e/deployed || failed="$$failed e2e/deployed"; \
+	wait $$deployed || failed="$$failed e2e/deployed"; \
+	echo "make test: the output of e2e/deployed:"; cat $(DEPLOYED_LOG); \
 	if [ -n "$$failed" ]; then echo "make test: failed sessions:$$failed"; exit 1; fi; \
 	echo "make test: all sessions passed"
 
