@@ -130,18 +130,20 @@ def test_a_source_patch_is_part_of_the_key(tmp_path: Path) -> None:
     assert len({binaries.target_key(t) for t in (etcd, patched, repatched)}) == 3
 
 
+STORE_BEFORE_PUBLISHING = binaries.SourcePatch(
+    module="example.test/m",
+    file="pkg/handler.go",
+    after="\ta := new()\n",
+    insert="\ta.store()\n",
+    reason="it crashes",
+)
+
+
 def test_a_source_patch_inserts_after_its_one_anchor(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     source = tmp_path / "pkg" / "handler.go"
     source.write_text("func f() {\n\ta := new()\n\tpublish()\n}\n")
-    patch = binaries.SourcePatch(
-        module="example.test/m",
-        file="pkg/handler.go",
-        after="\ta := new()\n",
-        insert="\ta.store()\n",
-        reason="r",
-    )
-    patch.apply(tmp_path)
+    STORE_BEFORE_PUBLISHING.apply(tmp_path)
     assert source.read_text() == "func f() {\n\ta := new()\n\ta.store()\n\tpublish()\n}\n"
 
 
@@ -149,17 +151,14 @@ def test_a_source_patch_inserts_after_its_one_anchor(tmp_path: Path) -> None:
 def test_a_source_patch_whose_anchor_is_not_there_exactly_once_fails_the_build(
     tmp_path: Path, text: str
 ) -> None:
-    (tmp_path / "handler.go").write_text(text)
-    patch = binaries.SourcePatch(
-        module="example.test/m",
-        file="handler.go",
-        after="\ta := new()\n",
-        insert="\tx\n",
-        reason="it crashes",
-    )
-    with pytest.raises(binaries.BuildError, match=r"cannot patch example.test/m/handler.go \(it crashes\)"):
-        patch.apply(tmp_path)
-    assert (tmp_path / "handler.go").read_text() == text
+    (tmp_path / "pkg").mkdir()
+    source = tmp_path / "pkg" / "handler.go"
+    source.write_text(text)
+    with pytest.raises(
+        binaries.BuildError, match=r"cannot patch example.test/m/pkg/handler.go \(it crashes\)"
+    ):
+        STORE_BEFORE_PUBLISHING.apply(tmp_path)
+    assert source.read_text() == text
 
 
 def test_keys_do_not_depend_on_where_the_modules_are(tmp_path: Path) -> None:
