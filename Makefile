@@ -61,7 +61,7 @@ run-processes: deps
 # runs the unit tests and $(RANDOM_ORDER_E2E) in random order (pytest-randomly prints its seed at
 # the top; `-p randomly --randomly-seed=N` replays it), so a test that depends on another's leftovers
 # fails as soon as it is written. The deployed suite runs beside the second session: both mostly
-# wait on controllers and Pods (together they keep about one core of two busy), and they share
+# wait on controllers and Pods (the second alone keeps about one core of two busy), and they share
 # nothing but the machine. Its output goes to $(DEPLOYED_LOG) and is printed when both are done, so
 # the two sessions' lines do not interleave. A failed session does not stop the others: all three
 # report, and the target fails at the end naming the sessions that failed. Each prints its 20

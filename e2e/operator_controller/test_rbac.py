@@ -149,15 +149,15 @@ async def shipped_rbac_process(
             await operator_controller.wait_ready()
 
 
-async def _events_about(kube: Client, name: str) -> set[str]:
-    """Reasons of the Events operator-controller wrote about the cluster-scoped object `name`."""
+async def _events_about(kube: Client, name: str) -> list[dict[str, Any]]:
+    """The Events operator-controller wrote about the cluster-scoped object `name`."""
     listed = await kube.list(kinds.EVENTS_EVENT, namespace="default")
-    return {
-        str(e.get("reason"))
+    return [
+        e
         for e in listed.items
         if (e.get("regarding") or {}).get("name") == name
         and e.get("reportingController") == "operator-controller"
-    }
+    ]
 
 
 async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
@@ -193,9 +193,7 @@ async def test_installs_repairs_and_removes_an_extension_with_the_shipped_rbac(
         )
         await extensions.delete_and_wait_gone(held)
 
-        await extensions.create(
-            name, "test", namespace, account, version="1.0.0", selector={"matchLabels": fixture_catalog.label}
-        )
+        await extensions.create(name, "test", namespace, account, version="1.0.0", selector=selector)
         found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
         assert found["status"]["install"]["bundle"]["version"] == "1.0.0"
         await eventually(
@@ -274,18 +272,15 @@ def _deployment_watchers(audit_log: Path, offset: int) -> set[str]:
 
 
 async def _has_events(kube: Client, name: str, reasons: set[str]) -> bool:
-    return reasons <= await _events_about(kube, name)
+    return reasons <= {str(e.get("reason")) for e in await _events_about(kube, name)}
 
 
 async def _repeated(kube: Client, name: str, reason: str) -> bool:
     """Whether an Event operator-controller wrote about `name` with `reason` counts a repeat."""
-    listed = await kube.list(kinds.EVENTS_EVENT, namespace="default")
     return any(
         int((e.get("series") or {}).get("count") or 1) >= 2
-        for e in listed.items
-        if (e.get("regarding") or {}).get("name") == name
-        and e.get("reason") == reason
-        and e.get("reportingController") == "operator-controller"
+        for e in await _events_about(kube, name)
+        if e.get("reason") == reason
     )
 
 

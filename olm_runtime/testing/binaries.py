@@ -27,6 +27,7 @@ directory its module lives in (`gomod`), and `ensure()` takes any set of targets
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -73,8 +74,9 @@ class SourcePatch:
     """Text of the file that the lines go after."""
     insert: str
     """The lines inserted."""
-    reason: str
-    """What goes wrong without it (for the build log and the docs)."""
+    reason: str = field(repr=False)
+    """What goes wrong without it (for the build log and the docs; out of the repr, which is part
+    of the key: rewording it rebuilds nothing)."""
 
     def apply(self, root: Path) -> None:
         path = root / self.file
@@ -318,6 +320,17 @@ def go_toolchain() -> str:
     return go
 
 
+def _go(go: str, module_dir: Path, *args: str) -> None:
+    """Run `go args...` in `module_dir`; a failure names the command (its words before the first
+    flag) and ends with go's own message."""
+    result = subprocess.run(
+        [go, *args], cwd=module_dir, env=go_environment(), capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        command = " ".join(itertools.takewhile(lambda arg: not arg.startswith("-"), args))
+        raise BuildError(f"go {command} in {module_dir} failed:\n{result.stderr[-4000:]}")
+
+
 def go_build(
     module_dir: Path,
     packages: tuple[str, ...],
@@ -330,15 +343,10 @@ def go_build(
     (go names each binary), or the binary's own path when one package is built."""
     target = str(output) if len(packages) == 1 and not output.is_dir() else f"{output}/"
     flags = " ".join(("-s -w", *ldflags))
-    cmd = [go_toolchain(), "build", "-trimpath", f"-ldflags={flags}", "-o", target]
+    args = ["build", "-trimpath", f"-ldflags={flags}", "-o", target]
     if tags:
-        cmd.append(f"-tags={','.join(tags)}")
-    cmd.extend(packages)
-    result = subprocess.run(
-        cmd, cwd=module_dir, env=go_environment(), capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        raise BuildError(f"go build in {module_dir} failed:\n{result.stderr[-4000:]}")
+        args.append(f"-tags={','.join(tags)}")
+    _go(go_toolchain(), module_dir, *args, *packages)
 
 
 def _log(message: str) -> None:
@@ -359,14 +367,6 @@ def _place(staging: Path, destination: Path, names: tuple[str, ...]) -> None:
     except OSError:
         if not _complete(destination, names):
             raise
-
-
-def _go(go: str, module_dir: Path, *args: str) -> None:
-    result = subprocess.run(
-        [go, *args], cwd=module_dir, env=go_environment(), capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        raise BuildError(f"go {' '.join(args)} in {module_dir} failed:\n{result.stderr[-4000:]}")
 
 
 def patched_module(go: str, target: Target, work: Path, log: Callable[[str], None]) -> Path:
@@ -395,9 +395,9 @@ def _build_target(go: str, target: Target, destination: Path, log: Callable[[str
     if target.stamp_kubernetes_version:
         ldflags = kubernetes_version_ldflags(required_version(target.module_dir, "k8s.io/kubernetes"))
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=destination.parent))
-    work = Path(tempfile.mkdtemp(prefix=".patch-", dir=destination.parent))
+    work = Path(tempfile.mkdtemp(prefix=".patch-", dir=destination.parent)) if target.patches else None
     try:
-        module_dir = patched_module(go, target, work, log) if target.patches else target.module_dir
+        module_dir = target.module_dir if work is None else patched_module(go, target, work, log)
         if target.rename:
             for package, name in zip(target.packages, target.binaries, strict=True):
                 go_build(module_dir, (package,), staging / name, ldflags=ldflags, tags=target.tags)
@@ -415,7 +415,8 @@ def _build_target(go: str, target: Target, destination: Path, log: Callable[[str
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
     log(f"built {', '.join(target.binaries)} in {time.monotonic() - started:.1f}s")
 
 

@@ -400,15 +400,18 @@ GUARDED_ATTEMPTS: Final = 5
 
 async def _guarded(
     session: Session,
-    adopted: Mapping[str, Any],
+    read: Mapping[str, Any],
     change: Callable[[Mapping[str, Any]], Mapping[str, Any] | None],
 ) -> bool:
-    """One merge patch of the metadata `change` decides from the object as it is now, applied only
-    while it is still that object (`ownership.guarded_patch`). v0's controllers may still write it
-    (a ServiceAccount's secrets, a CSV's annotations): then it is read and decided again. Whether a
-    patch was made (not when the object is gone or `change` has nothing to do)."""
-    for _ in range(GUARDED_ATTEMPTS):
-        live = await inventory.live_object(session.client, adopted)
+    """One merge patch of the metadata `change` decides from the object, applied only while it is
+    still the object decided on (`ownership.guarded_patch`); the first decision is made on `read`,
+    the object as last read. v0's controllers may still write it (a ServiceAccount's secrets, a
+    CSV's annotations): then it is read and decided again. Whether a patch was made (not when the
+    object is gone or `change` has nothing to do)."""
+    live: Mapping[str, Any] | None = read
+    for attempt in range(GUARDED_ATTEMPTS):
+        if attempt:
+            live = await inventory.live_object(session.client, read)
         if live is None:
             return False
         metadata = change(live)
@@ -426,10 +429,10 @@ async def _guarded(
             return True
         except errors.Conflict:
             continue
-    meta = adopted["metadata"]
+    meta = read["metadata"]
     where = f"{meta['namespace']}/" if meta.get("namespace") else ""
     raise CommandFailed(
-        f"{adopted['kind']} {where}{meta['name']} changed {GUARDED_ATTEMPTS} times while it was being handed "
+        f"{read['kind']} {where}{meta['name']} changed {GUARDED_ATTEMPTS} times while it was being handed "
         "over; nothing of it was changed; run again"
     )
 
@@ -482,7 +485,11 @@ async def _release(session: Session, assessment: Assessment, *, cluster_scoped_o
     for adopted in assessment.adopted:
         if cluster_scoped_only and adopted["metadata"].get("namespace"):
             continue
-        if await _guarded(session, adopted, lambda live: v0.released_metadata(live, assessment.installation)):
+        # Read first: the hand-over has changed these objects since they were assessed.
+        live = await inventory.live_object(session.client, adopted)
+        if live is None:
+            continue
+        if await _guarded(session, live, lambda obj: v0.released_metadata(obj, assessment.installation)):
             released += 1
     return released
 
