@@ -30,7 +30,7 @@ help:
 	@echo "make bench-scale    the scale model's inputs at 200, 500 and 1,000 extensions, both drift-watch modes (figures)"
 	@echo "make bench-upstream ours against upstream OLM v1.11.0 side by side (needs OLMPY_UPSTREAM_BOXCUTTER; figures)"
 	@echo "make fuzz           coverage-guided fuzzing of the untrusted-input parsers (FUZZ_RUNS per target; not in make test)"
-	@echo "make soak           the fault drills (e2e/faults) at full size, printing their figures (not in make test)"
+	@echo "make soak           the fault drills (e2e/faults, the network drills) at full size, printing their figures (not in make test)"
 	@echo "make flake-hunt DIR=e2e/x RUNS=10   one test directory in a loop, random order, CPU busy; failures counted"
 	@echo "make cluster-up | cluster-down | cluster-status"
 
@@ -168,8 +168,11 @@ fuzz:
 	$(UV_RUN) --group fuzz python -m hack.fuzz --runs $(FUZZ_RUNS)
 
 # The fault drills at full size (OLMPY_SOAK=1); `make test` runs them smaller. Figures are printed.
+# The network drills run OLM as Pods, so they need a session (and control plane) of their own.
+soak: BINARIES = test
 soak: deps
 	OLMPY_SOAK=1 $(PYTEST) -s e2e/faults
+	OLMPY_SOAK=1 $(PYTEST) -s e2e/deployed/test_network_faults.py
 
 # One test directory RUNS times, each a session of its own in random order, beside a busy process
 # (BUSY of them): prints per failing test how often and with which seeds. Not part of make test.

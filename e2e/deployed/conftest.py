@@ -2,11 +2,12 @@
 image archive is copied into the registry, two real kubelet nodes join the control plane,
 cert-manager runs, and the release's install.yaml is applied as users apply it. catalogd (2
 replicas, spread over the two nodes, label webhook registered) and operator-controller then run as
-Pods on the real nodes; extension workloads land on the kwok nodes.
+Pods on the real nodes; extension workloads land on the kwok nodes, except in namespaces placed on
+the real nodes (`placement_annotations`), where they really run.
 
-This suite needs root (the real node) and a session of its own: the other e2e suites run catalogd
-and operator-controller as processes against their control plane, and two operator-controllers
-must never reconcile the same extensions (`make test` runs the two sessions one after the other).
+This suite needs root (the real nodes) and a session of its own: the other e2e suites run catalogd
+and operator-controller as processes against their own control plane, and two operator-controllers
+must never reconcile the same extensions (`make test` runs this session beside the second one).
 
 Figures (Pod start to Ready, container memory, leader fail-over) are printed at the end of the
 session; they are measurements, never assertions.
@@ -20,20 +21,20 @@ import json
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from e2e.deployed import upgrade
+from e2e.deployed import upgrade, workloads
 from olm.api import names
 from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET
 from olm.catalogd import main as catalogd_main
 from olm.operator_controller import main as operator_controller_main
 from olm_runtime import conditions
-from olm_runtime.client import Client, kinds
+from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
 from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
@@ -44,7 +45,7 @@ from olm_testkit.deploy import install as deploy
 from olm_testkit.extensions import Extensions
 from olm_testkit.image import build as image_build
 from olm_testkit.image import oci
-from olm_testkit.images import realdata
+from olm_testkit.images import busybox, realdata
 from olm_testkit.images.registry import Reference, RegistryClient
 from olm_testkit.installer import create_cluster_admin_account
 from olm_testkit.names import unique
@@ -415,6 +416,75 @@ async def deployed(
     yield olm
     for pod_name, rss in (await olm.memory()).items():
         figures.add(f"RSS after the suite {pod_name}", mib(rss))
+
+
+# --- workloads on the real nodes ---------------------------------------------------------------
+
+DEADLINE_MINUTES = 10
+"""The shortest `progressDeadlineMinutes` the API accepts."""
+
+
+@pytest.fixture(scope="session")
+def busybox_image(pusher: RegistryClient) -> str:
+    """`busybox:<version>`, pushed to the session's registry as its nodes' Docker Hub mirror."""
+    tag = busybox.version()
+    pusher.push(busybox.image(), Reference.parse(f"{pusher.host}/{busybox.REPOSITORY}:{tag}"))
+    return f"busybox:{tag}"
+
+
+@dataclass(frozen=True)
+class StuckRollout:
+    """A revision on the real nodes whose image does not exist, with a progress deadline."""
+
+    name: str
+    namespace: str
+    created: datetime
+    """Its creationTimestamp: the deadline counts from it."""
+
+    @property
+    def due(self) -> datetime:
+        return self.created + timedelta(minutes=DEADLINE_MINUTES)
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def stuck_rollout(deployed: DeployedOLM, busybox_image: str) -> AsyncIterator[StuckRollout]:
+    """A rollout that cannot succeed, under the shortest progress deadline the API allows, started
+    with the session's first test so that its ten minutes pass while the other tests run; a test of
+    `test_real_workloads` (late in the session) waits for what is left and checks the deadline
+    fired. Autouse only for that early start."""
+    kube = deployed.kube
+    namespace = unique("stuck")
+    name = unique("stuck")
+    await kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": namespace, "annotations": placement_annotations()},
+        }
+    )
+    binding = f"{namespace}-installer"
+    await create_cluster_admin_account(kube, namespace, workloads.INSTALLER, binding=binding)
+    missing = busybox_image.rpartition(":")[0] + ":no-such-tag"
+    created = await kube.create(
+        workloads.revision(
+            name,
+            namespace,
+            workloads.deployment("stuck", namespace, missing),
+            progress_deadline_minutes=DEADLINE_MINUTES,
+        )
+    )
+    try:
+        yield StuckRollout(
+            name=name, namespace=namespace, created=_timestamp(created["metadata"]["creationTimestamp"])
+        )
+    finally:
+        for kind, object_name in (
+            (CLUSTER_OBJECT_SET, name),
+            (kinds.CLUSTER_ROLE_BINDING, binding),
+            (kinds.NAMESPACE, namespace),
+        ):
+            with contextlib.suppress(errors.NotFound):
+                await kube.delete(kind, object_name)
 
 
 # --- catalogs and extensions -------------------------------------------------------------------

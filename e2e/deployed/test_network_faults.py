@@ -6,8 +6,13 @@ and a node with OLM's Pods on it lost.
 
 Each drill resolves against a catalog operator-controller has never read (a new ClusterCatalog of
 the demo image), so the outage is met by a request, not answered from its content cache, and
-ends with the invariants of the process drills: one revision per change, no orphans. Figures are
-printed at the end of the session.
+ends with the invariants of the process drills: one revision per change, no orphans, no object
+owned twice. Figures are printed at the end of the session.
+
+`make test` runs each drill once. `make soak` (`OLMPY_SOAK=1`) runs each `ROUNDS` times, a test of
+its own per round (fresh namespace and extension), and holds the partition and the DNS outage
+`HOLD` seconds longer once reported, checking the condition keeps naming the cause, word for word,
+on every retry.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
@@ -24,6 +30,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from e2e.deployed import upgrade
 from e2e.deployed.conftest import (
     CATALOGD,
     OPERATOR_CONTROLLER,
@@ -36,6 +43,7 @@ from e2e.deployed.conftest import (
 )
 from e2e.deployed.test_deployed import content_path, pod_content_path
 from olm.api import names
+from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm.operator_controller import main as operator_controller_main
 from olm.operator_controller.clusterextension.options import Options
 from olm_runtime import conditions
@@ -60,6 +68,17 @@ LATENCY_MS = 200
 LOSS = 0.05
 SLOW_BOUND = 300.0
 """Seconds a catalog may take to serve, and then an extension to install, over the slow links."""
+SOAK = os.environ.get("OLMPY_SOAK") == "1"
+ROUNDS = 3 if SOAK else 1
+HOLD = 6 * RETRY_INTERVAL if SOAK else 0.0
+"""Seconds an outage is held once the condition names it."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Under `make soak`, every drill runs `ROUNDS` times."""
+    if ROUNDS > 1:
+        metafunc.fixturenames.append("drill_round")
+        metafunc.parametrize("drill_round", range(1, ROUNDS + 1), ids=lambda n: f"round-{n}")
 
 
 @pytest.fixture
@@ -77,13 +96,40 @@ def by_name(catalog: str) -> dict[str, Any]:
     return {"matchLabels": {names.METADATA_NAME_LABEL: catalog}}
 
 
-async def assert_one_revision(extensions: DemoExtensions, name: str) -> int:
-    """The invariant every drill ends with: the extension has exactly one revision, and every
-    Secret of it is referenced and owned by that revision. Returns the count, for the figures."""
+@dataclasses.dataclass(frozen=True)
+class Invariants:
+    """What a drill's extension holds once it has converged, every one of them checked."""
+
+    revisions: int
+    secrets: int
+    objects: int
+
+    def __str__(self) -> str:
+        return f"{self.revisions} / {self.secrets} / {self.objects}"
+
+
+INVARIANTS_LABEL = "invariants: revisions / Secrets / objects (each owned once)"
+
+
+async def assert_invariants(deployed: DeployedOLM, extensions: DemoExtensions, name: str) -> Invariants:
+    """The invariants every drill ends with, as the process drills': the extension has exactly one
+    revision, every Secret of it is referenced and owned by that revision, and every object it
+    manages is owned by that revision and no other."""
     revisions, secrets = await extensions.revisions(name)
     assert len(revisions) == 1, [r["metadata"]["name"] for r in revisions]
     assert_no_orphans(revisions, secrets)
-    return len(revisions)
+    (revision,) = revisions
+    objects = await upgrade.managed_objects(deployed.kube, revision, SYSTEM_NAMESPACE)
+    assert objects, revision["metadata"]["name"]
+    expected = [(revision["metadata"]["name"], revision["metadata"]["uid"])]
+    for obj in objects:
+        owners = [
+            (ref["name"], ref["uid"])
+            for ref in obj["metadata"].get("ownerReferences") or []
+            if ref.get("kind") == CLUSTER_OBJECT_SET.kind
+        ]
+        assert owners == expected, f"{obj['kind']} {obj['metadata']['name']}: owned by {owners}"
+    return Invariants(revisions=len(revisions), secrets=len(secrets), objects=len(objects))
 
 
 async def create_cat_facts(
@@ -117,6 +163,20 @@ async def all_ready(deployed: DeployedOLM, deployment: str) -> bool:
 
 def progressing_message(found: dict[str, Any]) -> str:
     return str(conditions.of(found, "Progressing").get("message", ""))
+
+
+async def hold(extensions: DemoExtensions, name: str, outage: str) -> set[str]:
+    """Keep an outage for `HOLD` seconds while checking the extension's condition names it on every
+    read: retried, never hung. Returns the messages seen (a pooled connection's read timeout is
+    reported first, new connections' connect timeouts after it)."""
+    seen: set[str] = set()
+    until = time.monotonic() + HOLD
+    while time.monotonic() < until:
+        message = progressing_message(await extensions.get(name))
+        assert outage in message, message
+        seen.add(message)
+        await asyncio.sleep(1.0)  # the outage's length, not a wait for something to happen
+    return seen
 
 
 async def wait_outage_cleared(extensions: DemoExtensions, name: str, outage: str, *, timeout: float) -> None:
@@ -262,7 +322,8 @@ async def test_the_leaders_node_cut_off_from_the_api_server_hands_over_and_the_o
     # A standby takes over once the record has stood still for the lease duration on its own
     # clock, reading it every 2-2.4 s: 15 to about 20 s after the cut.
     assert took_over <= LEASE_DURATION + 10, took_over
-    await assert_one_revision(extensions, name)
+    invariants = await assert_invariants(deployed, extensions, name)
+    figures.add(f"leader cut off: {INVARIANTS_LABEL}", str(invariants))
 
 
 async def test_catalogd_partitioned_from_operator_controller_while_its_pods_stay_ready(
@@ -303,6 +364,7 @@ async def test_catalogd_partitioned_from_operator_controller_while_its_pods_stay
         reported = time.monotonic() - cut
         message = progressing_message(found)
         assert f"catalog {unread_catalog!r}" in message, message
+        held = await hold(extensions, new, "content server unreachable")
         assert CATALOGD_SERVICE in message, message
         # Only the Service path is cut: catalogd's Pods stay Ready (the kubelet probes them from
         # the node), and the extension installed before keeps its condition and revision.
@@ -318,14 +380,20 @@ async def test_catalogd_partitioned_from_operator_controller_while_its_pods_stay
 
     after, _ = await extensions.revisions(installed)
     assert [r["metadata"]["name"] for r in after] == [r["metadata"]["name"] for r in before]
-    revisions = await assert_one_revision(extensions, new)
+    invariants = await assert_invariants(deployed, extensions, new)
     assert await deployed.lease_holder(OPERATOR_CONTROLLER) == leader
 
     figures.add("partition oc -x- catalogd: faults (DROP rules, both ways)", str(2 * len(catalogd)))
     figures.add("partition oc -x- catalogd: cut -> condition names it", f"{reported:.1f} s ({message[-80:]})")
+    if HOLD:
+        figures.add(
+            "partition oc -x- catalogd: held after reported / its messages",
+            f"{HOLD:.0f} s / {[m[-60:] for m in sorted(held)]}",
+        )
     figures.add("partition oc -x- catalogd: healed -> resolved", f"{resolved:.1f} s")
     figures.add("partition oc -x- catalogd: healed -> Installed", f"{recovered:.1f} s")
-    figures.add("partition oc -x- catalogd: leader changes / revisions", f"0 / {revisions}")
+    figures.add("partition oc -x- catalogd: leader changes", "0")
+    figures.add(f"partition oc -x- catalogd: {INVARIANTS_LABEL}", str(invariants))
 
 
 async def test_cluster_dns_stopped_names_the_name_that_failed_and_recovers(
@@ -361,6 +429,7 @@ async def test_cluster_dns_stopped_names_the_name_that_failed_and_recovers(
         )
         reported = time.monotonic() - stopped
         message = progressing_message(found)
+        held = await hold(extensions, name, outage)
         restarted = time.monotonic()
 
     await wait_outage_cleared(extensions, name, outage, timeout=RETRY_INTERVAL + 30)
@@ -368,11 +437,17 @@ async def test_cluster_dns_stopped_names_the_name_that_failed_and_recovers(
     await extensions.wait_installed(name, "1.1.2")
     recovered = time.monotonic() - restarted
 
-    await assert_one_revision(extensions, name)
+    invariants = await assert_invariants(deployed, extensions, name)
     figures.add("cluster DNS stopped: CoreDNS servers stopped", str(len(deployed.nodes)))
     figures.add("cluster DNS stopped: stop -> condition names it", f"{reported:.1f} s ({message[-70:]})")
+    if HOLD:
+        figures.add(
+            "cluster DNS stopped: held after reported / its messages",
+            f"{HOLD:.0f} s / {[m[-60:] for m in sorted(held)]}",
+        )
     figures.add("cluster DNS stopped: restarted -> resolved", f"{resolved:.1f} s")
     figures.add("cluster DNS stopped: restarted -> Installed", f"{recovered:.1f} s")
+    figures.add(f"cluster DNS stopped: {INVARIANTS_LABEL}", str(invariants))
 
 
 async def test_slow_and_lossy_links_to_the_registry_and_to_catalogd_still_converge(
@@ -460,7 +535,8 @@ async def test_slow_and_lossy_links_to_the_registry_and_to_catalogd_still_conver
     assert steered["registry"][0] > 0, steered
     assert steered["catalogd"][0] > 0, steered
     assert steered["registry"][1] + steered["catalogd"][1] > 0, steered
-    await assert_one_revision(extensions, name)
+    invariants = await assert_invariants(deployed, extensions, name)
+    figures.add(f"slow links: {INVARIANTS_LABEL}", str(invariants))
 
 
 async def test_a_node_with_olm_pods_lost_moves_them_and_changes_nothing_installed(
@@ -534,7 +610,7 @@ async def test_a_node_with_olm_pods_lost_moves_them_and_changes_nothing_installe
     await eventually(rejoined, what=f"{lost.name} to be Ready again", timeout=120)
     rejoined_after = time.monotonic() - restored
     after = await extensions.get(name)
-    revisions_after, secrets = await extensions.revisions(name)
+    revisions_after, _ = await extensions.revisions(name)
     service_failed = [t for t, service, _ in probes if not service]
     direct_failed = [t for t, _, direct in probes if not direct]
     figures.add("node lost: OLM Pods on it", ", ".join(on_lost))
@@ -551,6 +627,7 @@ async def test_a_node_with_olm_pods_lost_moves_them_and_changes_nothing_installe
     assert [r["metadata"]["name"] for r in revisions_after] == [
         r["metadata"]["name"] for r in revisions_before
     ]
-    assert_no_orphans(revisions_after, secrets)
+    invariants = await assert_invariants(deployed, extensions, name)
+    figures.add(f"node lost: {INVARIANTS_LABEL}", str(invariants))
     assert conditions.of(after, "Installed").get("status") == "True"
     assert after["status"]["install"] == before["status"]["install"]

@@ -35,7 +35,7 @@ from olm_runtime.testing.poll import eventually
 from olm_testkit import metricsreader
 from olm_testkit.release import artifacts, source, version
 
-PREVIOUS_LANDED = "d85a0a9ff42c38dbcf60f403c95cdde74e0cb74a"
+PREVIOUS_LANDED = "a121e923775a1f0f07f70cda68cbecd2f46158df"
 """The last commit that landed before this suite existed (no release tag yet): the OLM users
 run today. Replaced by the newest release tag as soon as there is one."""
 SECRET_LIMIT = 64 << 20
@@ -109,7 +109,7 @@ async def snapshot(kube: Client, extensions: Iterable[str], system_namespace: st
         ).items:
             secrets[secret["metadata"]["name"]] = secret["metadata"]["resourceVersion"]
         for revision_name in active:
-            for obj in await _managed(kube, listed[revision_name], system_namespace):
+            for obj in await managed_objects(kube, listed[revision_name], system_namespace):
                 meta = obj["metadata"]
                 key = f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}"
                 objects[key] = (meta["uid"], meta["resourceVersion"])
@@ -122,7 +122,9 @@ async def snapshot(kube: Client, extensions: Iterable[str], system_namespace: st
     return Snapshot(extensions=installed, revisions=revisions, secrets=secrets, objects=objects, pods=pods)
 
 
-async def _managed(kube: Client, revision: dict[str, Any], system_namespace: str) -> list[dict[str, Any]]:
+async def managed_objects(
+    kube: Client, revision: dict[str, Any], system_namespace: str
+) -> list[dict[str, Any]]:
     """The live objects `revision` manages, read as they are now."""
 
     async def get_secret(namespace: str, name: str) -> dict[str, Any] | None:
