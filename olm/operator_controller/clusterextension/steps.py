@@ -44,9 +44,9 @@ from olm_runtime.controller import CONTINUE, STOP, Next
 __all__ = ["MAX_NAME_LENGTH", "Pipeline"]
 
 MAX_NAME_LENGTH = 63
+"""Longest extension name: it is a label value (the API itself allows 253 characters)."""
 INSTALLER_SUGGESTION = "installer"
 """The ServiceAccount name the hold message of an extension without one suggests."""
-"""Longest extension name: it is a label value (the API itself allows 253 characters)."""
 KUBERNETES_VERSION_TTL = 300.0
 """Seconds the cluster's Kubernetes version is reused: a cluster upgrade shows within that."""
 _log = structlog.get_logger("olm.operator_controller.clusterextension")
