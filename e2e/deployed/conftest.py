@@ -49,7 +49,7 @@ from olm_testkit.images import busybox, realdata
 from olm_testkit.images.registry import Reference, RegistryClient
 from olm_testkit.installer import create_cluster_admin_account
 from olm_testkit.names import unique
-from olm_testkit.node import RealNode, networks, placement_annotations
+from olm_testkit.node import RealNode, faults, networks, placement_annotations
 from olm_testkit.nodenet import NodeNetwork
 from olm_testkit.release import artifacts
 from olm_testkit.toxiproxy import Toxiproxy
@@ -207,6 +207,11 @@ class DeployedOLM:
         pod = await self.kube.get(kinds.POD, pod_name, namespace=SYSTEM_NAMESPACE)
         statuses = (pod.get("status") or {}).get("containerStatuses") or []
         return str(statuses[0]["containerID"]).removeprefix("containerd://")
+
+    async def connections(self, pod: dict[str, Any], *, peers: list[str]) -> int:
+        """TCP connections the Pod holds established to `peers`, from its own socket table."""
+        pids = self.node_of(pod).container_pids(await self.container_id(pod["metadata"]["name"]))
+        return faults.connections_of(pids[0], peers=peers)
 
     async def memory(self) -> dict[str, int]:
         """Resident memory of every OLM container, by Pod name."""

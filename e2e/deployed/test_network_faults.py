@@ -156,6 +156,11 @@ async def catalogd_addresses(deployed: DeployedOLM) -> list[str]:
     return [str(pod["status"]["podIP"]) for pod in await deployed.pods(CATALOGD)]
 
 
+async def catalogd_service_ip(deployed: DeployedOLM) -> str:
+    service = await deployed.kube.get(kinds.SERVICE, "catalogd-service", namespace=SYSTEM_NAMESPACE)
+    return str(service["spec"]["clusterIP"])
+
+
 async def all_ready(deployed: DeployedOLM, deployment: str) -> bool:
     pods = await deployed.pods(deployment)
     return bool(pods) and all(conditions.of(pod, "Ready").get("status") == "True" for pod in pods)
@@ -405,8 +410,7 @@ async def test_cluster_dns_stopped_names_the_name_that_failed_and_recovers(
 ) -> None:
     account = await extensions.installer(namespace)
     pod = await operator_controller_pod(deployed)
-    node = deployed.node_of(pod)
-    catalogd = await catalogd_addresses(deployed)
+    catalogd = [await catalogd_service_ip(deployed), *await catalogd_addresses(deployed)]
     name = unique("no-dns")
     outage = f"the name {CATALOGD_SERVICE} did not resolve"
 
@@ -416,9 +420,10 @@ async def test_cluster_dns_stopped_names_the_name_that_failed_and_recovers(
         stopped = time.monotonic()
 
         # A connection opened before DNS stopped needs no name: wait until operator-controller's
-        # client has closed its idle ones (the node's conntrack shows none established).
+        # client has closed its idle ones (its Pod's socket table shows none established; the
+        # node's conntrack may remember connections a partition drill closed long ago).
         async def no_pooled_connection() -> bool:
-            return faults.established(node.network, source=pod["status"]["podIP"], peers=catalogd) == 0
+            return await deployed.connections(pod, peers=catalogd) == 0
 
         await eventually(
             no_pooled_connection, what="operator-controller's idle connections to close", timeout=90
@@ -496,13 +501,16 @@ async def test_slow_and_lossy_links_to_the_registry_and_to_catalogd_still_conver
                 stack.enter_context(faults.steered(node.network, [to_registry, to_catalogd], loss=LOSS))
 
             # Connections opened before keep their way: wait until none is left to the registry
-            # or to catalogd's Pods, so every request of the drill meets the slow, lossy path.
+            # or to catalogd, so every request of the drill meets the slow, lossy path (the
+            # registry's are the nodes' containerd's too, so conntrack's view; operator-controller's
+            # from its socket table, which forgets connections a partition drill closed).
             async def only_steered() -> bool:
-                direct = 0
-                for node in deployed.nodes:
-                    direct += faults.established(node.network, peers=[host], port=int(registry_port))
-                    direct += faults.established(node.network, source=oc_ip, peers=catalogd)
-                return direct == 0
+                direct = sum(
+                    faults.established(node.network, peers=[host], port=int(registry_port))
+                    for node in deployed.nodes
+                )
+                peers = [service["spec"]["clusterIP"], *catalogd]
+                return direct == 0 and await deployed.connections(oc, peers=peers) == 0
 
             await eventually(only_steered, what="connections opened before the drill to close", timeout=90)
             started = time.monotonic()

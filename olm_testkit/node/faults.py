@@ -9,9 +9,11 @@ established connections included, while the node itself (kubelet probes) is unto
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from olm_runtime.testing.process import ComponentFailure
 from olm_testkit.nodenet import NodeNetwork
@@ -123,6 +125,42 @@ def established(
     command = ["conntrack", "-L", "-p", "tcp", "--state", "ESTABLISHED", *(["-s", source] if source else [])]
     answering = [_peer(line) for line in _run(network.enter(command)).splitlines()]
     return sum(1 for address, sport in answering if address in peers and (port is None or sport == str(port)))
+
+
+_TCP_ESTABLISHED = "01"
+
+
+def connections_of(pid: int, *, peers: Sequence[str], port: int | None = None) -> int:
+    """How many TCP connections the network namespace of process `pid` (a container's: the Pod's)
+    holds established to one of `peers` (on `port`, if given), from its own socket table. Unlike
+    conntrack's view, which keeps an entry of a connection closed while a partition dropped its
+    FIN for as long as TCP's established timeout, this counts only sockets that are open. A Pod
+    reaching a Service sees the Service's cluster IP as its peer: the DNAT happens outside it."""
+    wanted = {ipaddress.ip_address(peer) for peer in peers}
+    found = 0
+    for table in ("tcp", "tcp6"):
+        path = Path(f"/proc/{pid}/net/{table}")
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            fields = line.split()
+            if len(fields) < 4 or fields[3] != _TCP_ESTABLISHED:
+                continue
+            address, remote_port = _proc_address(fields[2])
+            if address in wanted and (port is None or remote_port == port):
+                found += 1
+    return found
+
+
+def _proc_address(text: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    """An address of `/proc/net/tcp{,6}`: hex, each 32-bit word in host (little-endian) order."""
+    host, _, port = text.partition(":")
+    raw = bytes.fromhex(host)
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    address = ipaddress.ip_address(words)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address, int(port, 16)
 
 
 def _peer(entry: str) -> tuple[str, str]:
