@@ -10,6 +10,10 @@ Being deleted:     the archived steps, tolerant of a missing identity or missing
 Each step returns `CONTINUE` or `STOP`, leaving an `Outcome` (or a requeue) behind when it stops;
 the status is written once at the end, from the outcome. No step may replace the revision's spec
 (`_keeping_spec` checks it after each one): every step reads the spec the reconcile started from.
+
+An active revision that has not yet succeeded is reconciled again on every event of its objects
+until its probes pass; until then it keeps what one reconcile decoded from its Secrets and which of
+its objects were found already applied (`_Memo`), and the next reconcile reuses them.
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ from olm.operator_controller.clusterobjectset.identity import (
     named_account,
 )
 from olm.operator_controller.clusterobjectset.options import Options
-from olm.operator_controller.clusterobjectset.rollout import Rollout
+from olm.operator_controller.clusterobjectset.rollout import Applied, Rollout
 from olm.operator_controller.clusterobjectset.sources import (
+    Decoded,
     ResolvedPhase,
     SourceError,
     SourceMissing,
@@ -77,6 +82,15 @@ class State:
     """Any step: what the status reports."""
     requeue_after: float | None = None
     """Any step: come back after this many seconds."""
+
+
+@dataclass
+class _Memo:
+    """What the reconciles of one revision keep for the next while it rolls out."""
+
+    uid: str
+    decoded: Decoded = field(default_factory=Decoded)
+    applied: Applied = field(default_factory=dict)
 
 
 def _polled_message(polled: list[GroupVersionKind], interval: float, identity: Identity) -> str:
@@ -120,6 +134,8 @@ class Reconciler:
         self.recorder = recorder
         self.options = options
         self._reported_phases: set[tuple[str, str]] = set()
+        self._memos: dict[str, _Memo] = {}
+        """Revision name -> its memo, while it is active and has not yet succeeded."""
         self._identity_policy = IdentityPolicy(client, options.identity_policy)
         self.active_steps = _steps(
             (
@@ -145,6 +161,7 @@ class Reconciler:
             cached = await self.reader.get(CLUSTER_OBJECT_SET, request.name)
         except errors.NotFound:
             self._release_watches(request.name)
+            self._memos.pop(request.name, None)
             return controller.Result()
         cos = cache.mutable_copy(cached)
         state = State(cos=cos, me=ownership.Revision.of(cos))
@@ -231,13 +248,31 @@ class Reconciler:
 
         return get
 
+    def _memo(self, state: State) -> _Memo | None:
+        """The revision's memo while it is active and has not yet succeeded; None after (and the
+        memo dropped): a revision that has rolled out is reconciled only on drift."""
+        cos = state.cos
+        if (
+            finalizers.is_being_deleted(cos)
+            or (cos.get("spec") or {}).get("lifecycleState") == "Archived"
+            or status.succeeded_before(cos)
+        ):
+            self._memos.pop(state.me.name, None)
+            return None
+        memo = self._memos.get(state.me.name)
+        if memo is None or memo.uid != state.me.uid:
+            memo = self._memos[state.me.name] = _Memo(state.me.uid)
+        return memo
+
     async def resolve_sources(self, state: State) -> Next:
+        memo = self._memo(state)
         try:
             state.phases = await resolve_phases(
                 state.cos.get("spec") or {},
                 self._secret_reader(state),
                 system_namespace=self.options.system_namespace,
                 limit=self.options.max_object_bytes,
+                decoded=memo.decoded if memo is not None else None,
             )
         except SourceError as e:
             if self._tearing_down(state) and finalizers.is_being_deleted(state.cos):
@@ -279,6 +314,7 @@ class Reconciler:
             concurrency=self.options.apply_concurrency,
             identity=state.identity.description,
             on_phase_done=lambda phase: self._phase_done(state, phase),
+            applied=memo.applied if (memo := self._memo(state)) is not None else None,
         )
         checks = (*probes.BUILTIN, *probes.from_spec((state.cos.get("spec") or {}).get("progressionProbes")))
         try:

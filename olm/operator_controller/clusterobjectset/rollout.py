@@ -10,6 +10,10 @@ For each phase, in spec order:
    object (concurrently, one field manager, `force` so our fields win) as the revision's identity;
 3. probe the objects as the apply returned them; the next phase starts only if all pass.
 
+Before the first phase, the drift informers of every later phase's kinds are started in the
+background (`DriftWatches.prefetch`), except kinds the revision's own CRDs define: a phase then
+finds them synced rather than reviewing access and opening a watch of each new kind in turn.
+
 The result is an `Outcome`: `Succeeded` when every phase passed, `RollingOut` naming (as upstream
 does) the first object of the phase that fails its probes, with every failing object in its
 detail, `Retrying` with collisions or errors (forbidden writes, unknown kinds).
@@ -18,9 +22,11 @@ detail, `Retrying` with collisions or errors (forbidden writes, unknown kinds).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from olm.api import names, ownership
 from olm.operator_controller.clusterobjectset import probes
@@ -31,10 +37,60 @@ from olm_runtime import ownerrefs, tracing
 from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, PatchType, errors
 from olm_runtime.client.client import object_kind
 
-__all__ = ["PhaseFailed", "Rollout", "collision_message", "probe_detail", "probe_message"]
+__all__ = [
+    "Applied",
+    "PhaseFailed",
+    "Rollout",
+    "collision_message",
+    "fingerprint",
+    "probe_detail",
+    "probe_message",
+]
 
 MAX_LISTED = 10
 """Objects named in one status message; the rest are counted."""
+
+
+Applied = MutableMapping[tuple[GroupVersionKind, str, str], tuple[Any, ...]]
+"""(kind, namespace, name) -> the `fingerprint` of the live object when it was last found already
+applied, for a revision's next rollout (the reconciler keeps one per revision until it succeeds)."""
+_VOLATILE_METADATA = frozenset({"resourceVersion", "managedFields", "generation"})
+
+
+def fingerprint(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What `ownership.already_applied(desired, live, ...)` depends on in `live`: while it stays the
+    same, so does the answer. That comparison walks every field of the desired object (a CRD's
+    schema runs to tens of thousands of values) and is asked again on every event of the revision's
+    objects until its probes pass, while only their status changes. Where `desired` holds nothing
+    but metadata and spec and `live` has a generation, which every change of spec raises, the
+    generation and the metadata stand for the object, so status updates keep the fingerprint;
+    otherwise its resourceVersion does."""
+    meta = live.get("metadata") or {}
+    generation = meta.get("generation")
+    if generation is not None and set(desired) <= {"apiVersion", "kind", "metadata", "spec"}:
+        rest = {k: v for k, v in meta.items() if k not in _VOLATILE_METADATA}
+        return (meta.get("uid"), generation, orjson.dumps(rest, option=orjson.OPT_SORT_KEYS))
+    return (meta.get("uid"), meta.get("resourceVersion"))
+
+
+def _prefetched(phases: Sequence[ResolvedPhase]) -> Iterator[tuple[GroupVersionKind, str | None]]:
+    """The (kind, namespace) of every object after the first phase (which looks its kinds up at
+    once), but for kinds the revision's CRDs define: not served before their phase is done."""
+    defined: set[tuple[str, str]] = set()
+    for phase in phases:
+        for source in phase.objects:
+            manifest = source.manifest
+            if manifest.get("kind") == "CustomResourceDefinition":
+                spec = manifest.get("spec") or {}
+                defined.add((str(spec.get("group")), str((spec.get("names") or {}).get("kind"))))
+    for phase in phases[1:]:
+        for source in phase.objects:
+            try:
+                gvk = object_kind(source.manifest)
+            except ValueError:
+                continue  # reported by the phase's own lookup
+            if (gvk.group, gvk.kind) not in defined:
+                yield gvk, _name(source.manifest)[1]
 
 
 class PhaseFailed(Exception):
@@ -90,12 +146,14 @@ class Rollout:
         concurrency: int,
         identity: str,
         on_phase_done: Callable[[str], None],
+        applied: Applied | None = None,
     ) -> None:
         self.client = client
         self.watches = watches
         self.field_manager = field_manager
         self.identity = identity
         self.on_phase_done = on_phase_done
+        self.applied: Applied = {} if applied is None else applied
         self._slots = asyncio.Semaphore(concurrency)
 
     async def run(
@@ -105,6 +163,7 @@ class Rollout:
         phases: Sequence[ResolvedPhase],
         checks: Sequence[probes.Probe],
     ) -> Outcome:
+        self.watches.prefetch(me, self.client, self.identity, _prefetched(phases))
         for phase in phases:
             # One span per phase; its probes get their own, so a rollout waiting on a probe shows
             # which phase and how many objects are not there yet.
@@ -191,7 +250,7 @@ class Rollout:
             return None
         label = probes.object_label(planned.source.manifest)
         desired = ownership.desired_object(planned.source.manifest, me)
-        if verdict.release is None and ownership.already_applied(desired, planned.live, me):
+        if verdict.release is None and self._already_applied(planned, desired, me):
             # Re-applying an unchanged object costs the API server a full server-side apply (19 CRDs
             # of up to 700 kB for some bundles) on every reconcile, for nothing.
             return planned.live
@@ -206,6 +265,20 @@ class Rollout:
                 return applied
             except errors.APIError as e:
                 raise PhaseFailed(self._denied("apply", label, e)) from e
+
+    def _already_applied(self, planned: _Planned, desired: Mapping[str, Any], me: ownership.Revision) -> bool:
+        live = planned.live
+        if live is None:
+            return False
+        name, namespace = _name(desired)
+        key = (planned.gvk, namespace or "", name)
+        found = fingerprint(desired, live)
+        if self.applied.get(key) == found:
+            return True
+        if ownership.already_applied(desired, live, me):
+            self.applied[key] = found
+            return True
+        return False
 
     async def _prepare(self, planned: _Planned, me: ownership.Revision) -> None:
         """Before an adopted object is applied, in one write guarded by the resourceVersion the

@@ -33,7 +33,7 @@ a fresh install of the extension).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,6 +132,8 @@ class DriftWatches:
         namespace must share one access review, not each send their own."""
         self._informers: dict[_Watch, cache.Informer] = {}
         self._running: dict[_Watch, asyncio.Task[None]] = {}
+        self._prefetching: dict[str, set[asyncio.Task[None]]] = {}
+        """Revision name -> its `prefetch` lookups still under way."""
         self._tasks: asyncio.TaskGroup | None = None
 
     async def start(self) -> None:
@@ -191,6 +193,38 @@ class DriftWatches:
         except cache.InformerStopped as e:
             raise WatchUnavailable(str(e)) from None
         return Watched(resource, informer)
+
+    def prefetch(
+        self,
+        revision: ownership.Revision,
+        client: Client,
+        identity: str,
+        objects: Iterable[tuple[GroupVersionKind, str | None]],
+    ) -> None:
+        """Start `lookup` of every (kind, namespace) given, in the background, so that a later
+        phase finds its informers synced instead of reviewing access and waiting for a watch of
+        each new kind in turn. A lookup that fails here is made again, and reported, by the phase
+        that needs it."""
+        if self._tasks is None:
+            return
+        pending = self._prefetching.setdefault(revision.name, set())
+        for gvk, namespace in dict.fromkeys(objects):
+            task = self._tasks.create_task(self._quiet_lookup(revision, client, identity, gvk, namespace))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    async def _quiet_lookup(
+        self,
+        revision: ownership.Revision,
+        client: Client,
+        identity: str,
+        gvk: GroupVersionKind,
+        namespace: str | None,
+    ) -> None:
+        try:
+            await self.lookup(revision, client, identity, gvk, namespace)
+        except Exception as e:  # the phase looks it up again and reports it
+            _log.debug("drift watch prefetch failed", kind=str(gvk), error=str(e))
 
     async def _decide(self, use: _Use, resource: ResourceInfo, client: Client) -> _Watch | None:
         if self._shared is not None and await self._shared_may_watch(resource):
@@ -259,6 +293,8 @@ class DriftWatches:
     def release(self, revision: str) -> list[str]:
         """Forget what `revision` looked up; stop and return (by name) the informers no other
         revision uses."""
+        for prefetching in self._prefetching.pop(revision, set()):
+            prefetching.cancel()  # a lookup finishing later would register the revision's uses again
         mine = self._uses.pop(revision, set())
         others = set().union(*self._uses.values()) if self._uses else set()
         for use in mine - others:

@@ -128,3 +128,48 @@ def test_digests_ignore_key_order_and_detect_changes() -> None:
     assert message.startswith(
         'resolved content of 1 phase(s) has changed: phase "p" (expected digest sha256:00'
     )
+
+
+def versioned(data: dict[str, bytes], *, uid: str, version: str, immutable: bool = True) -> dict[str, Any]:
+    return {**secret(data, immutable=immutable), "metadata": {"uid": uid, "resourceVersion": version}}
+
+
+async def resolve_with(
+    stored: dict[tuple[str, str], dict[str, Any]], decoded: sources.Decoded, *objects: dict[str, Any]
+) -> list[sources.ResolvedPhase]:
+    return await sources.resolve_phases(
+        spec(*objects), getter(stored), system_namespace="sys", limit=1 << 20, decoded=decoded
+    )
+
+
+async def test_decoded_values_and_digests_are_reused_while_the_secret_is_the_same() -> None:
+    decoded = sources.Decoded()
+    ref = {"ref": {"name": "s", "key": "k"}}
+    stored = {("sys", "s"): versioned({"k": gzip.compress(orjson.dumps(CM))}, uid="u1", version="1")}
+    first = await resolve_with(stored, decoded, ref)
+    again = await resolve_with(stored, decoded, ref)
+    assert again[0].objects[0].manifest is first[0].objects[0].manifest
+    assert again[0].digest == first[0].digest
+    assert len(decoded.manifests) == len(decoded.digests) == 1
+
+    # The same name recreated (a new uid) with other content is decoded again, and its digest differs.
+    changed = {**CM, "data": {"x": "1"}}
+    stored = {("sys", "s"): versioned({"k": orjson.dumps(changed)}, uid="u2", version="7")}
+    recreated = await resolve_with(stored, decoded, ref)
+    assert recreated[0].objects[0].manifest == changed
+    assert recreated[0].digest != first[0].digest
+
+
+async def test_a_mutable_secret_and_a_phase_with_inline_objects_are_not_kept() -> None:
+    decoded = sources.Decoded()
+    stored = {("sys", "m"): versioned({"k": orjson.dumps(CM)}, uid="u", version="1", immutable=False)}
+    with pytest.raises(sources.MutableSecrets):
+        await resolve_with(stored, decoded, {"ref": {"name": "m", "key": "k"}})
+    assert decoded.manifests == {}
+    assert decoded.digests == {}
+
+    stored = {("sys", "s"): versioned({"k": orjson.dumps(CM)}, uid="u", version="1")}
+    phases = await resolve_with(stored, decoded, {"object": CM}, {"ref": {"name": "s", "key": "k"}})
+    assert len(decoded.manifests) == 1
+    assert decoded.digests == {}  # the inline object is part of the spec: hashed on every call
+    assert phases[0].digest == sources.phase_digest("p", phases[0].objects)
