@@ -24,7 +24,7 @@ help:
 	@echo "make bench-cos      ClusterObjectSet rollout times and API requests (figures, not tests)"
 	@echo "make bench-catalogd catalogd unpack time, memory, download and query latency (figures)"
 	@echo "make bench-signatures catalogd ingest with and without a signature policy (figures)"
-	@echo "make bench-install  operator-controller install and resolution times, memory, requests (figures)"
+	@echo "make bench-install  operator-controller install and resolution times, memory, requests, installs against their floor (figures)"
 	@echo "make bench-tracing  install time, CPU and memory of operator-controller with tracing off vs on (figures)"
 	@echo "make bench-olmctl   olmctl --help, search, list, status: wall and CPU time, now vs HEAD (figures)"
 	@echo "make bench-scale    the scale model's inputs at 200, 500 and 1,000 extensions, both drift-watch modes (figures)"
@@ -144,6 +144,7 @@ bench-cos: deps
 
 bench-install: deps
 	$(UV_RUN) python -m hack.bench.install.run
+	$(UV_RUN) python -m hack.bench.install.floor
 
 bench-tracing: deps
 	$(UV_RUN) python -m hack.bench.install.tracing
