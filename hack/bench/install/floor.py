@@ -55,7 +55,7 @@ from olm_runtime.testing.registry import Registry
 from olm_testkit import crds
 from olm_testkit.catalogs import catalog_selector, cluster_catalog
 from olm_testkit.certmanager import CertManager
-from olm_testkit.extensions import extension_object
+from olm_testkit.extensions import Extensions, extension_object
 from olm_testkit.images import realdata
 from olm_testkit.installer import wait_custom_resources_served
 from olm_testkit.processes import CatalogdProcess, OperatorControllerProcess
@@ -168,11 +168,11 @@ async def install(
     try:
         started = time.monotonic()
         timeline.started = started
-        extension = extension_object(
-            name, package, namespace, INSTALLER, version=version, selector=catalog_selector(catalog)
+        created = await kube.create(
+            extension_object(
+                name, package, namespace, INSTALLER, version=version, selector=catalog_selector(catalog)
+            )
         )
-        extension["spec"]["removal"] = {"policy": "Cascade"}  # the CRDs go too: the next round recreates them
-        created = await kube.create(extension)
         done = await _until(
             kube,
             created,
@@ -288,17 +288,7 @@ async def gone(kube: Client, objects: Sequence[Mapping[str, Any]]) -> None:
 
 
 async def uninstall(kube: Client, name: str, phases: Sequence[sources.ResolvedPhase]) -> None:
-    await wait_custom_resources_served(kube)
-    await kube.delete(CLUSTER_EXTENSION, name)
-
-    async def extension_gone() -> bool:
-        try:
-            await kube.get(CLUSTER_EXTENSION, name)
-        except errors.NotFound:
-            return True
-        return False
-
-    await eventually(extension_gone, what=f"{name} removed", timeout=TIMEOUT, interval=0.2)
+    await Extensions(kube=kube).delete_and_wait_gone(name, timeout=TIMEOUT)
     await gone(kube, [o.manifest for phase in phases for o in phase.objects])
 
 
