@@ -30,7 +30,6 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from hack.bench.cluster import (
     plane_and_registry,
     pusher,
 )
+from hack.bench.install.run import resolved_event_at
 from hack.bench.measure import Report, create_to_serving
 from olm.api import names
 from olm.api.kinds import CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
@@ -123,15 +123,6 @@ def _extension_label(extension: Mapping[str, Any]) -> str | None:
     return f"extension: Progressing {progressing.get('reason')}, Installed {installed.get('status')}"
 
 
-async def _resolved_at(kube: Client, name: str) -> float | None:
-    """The `Resolved` Event's eventTime (operator-controller's clock, which is this machine's), as
-    wall-clock seconds."""
-    for event in (await kube.list(kinds.EVENTS_EVENT, namespace="default")).items:
-        if (event.get("regarding") or {}).get("name") == name and event.get("reason") == "Resolved":
-            return datetime.fromisoformat(str(event["eventTime"]).replace("Z", "+00:00")).timestamp()
-    return None
-
-
 @dataclass
 class Install:
     seconds: float
@@ -183,9 +174,9 @@ async def install(
         for task in watchers:
             task.cancel()
         await asyncio.gather(*watchers, return_exceptions=True)
-    resolved = await _resolved_at(kube, name)
+    resolved = await resolved_event_at(kube, name)
     if resolved is not None:
-        timeline.mark("Resolved Event (its eventTime)", at=started + resolved - wall)
+        timeline.mark("Resolved Event (its eventTime)", at=started + resolved.timestamp() - wall)
     (active,) = (done.get("status") or {}).get("activeRevisions") or [{}]
     revision = dict(await kube.get(CLUSTER_OBJECT_SET, str(active["name"])))
     return Install(seconds=seconds, revision=revision, timeline=timeline)

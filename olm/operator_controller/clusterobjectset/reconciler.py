@@ -82,6 +82,9 @@ class State:
     """Any step: what the status reports."""
     requeue_after: float | None = None
     """Any step: come back after this many seconds."""
+    memo: _Memo | None = None
+    """resolve_sources: what earlier reconciles of a revision rolling out kept (None once it has
+    succeeded, is archived or is being deleted)."""
 
 
 @dataclass
@@ -265,7 +268,7 @@ class Reconciler:
         return memo
 
     async def resolve_sources(self, state: State) -> Next:
-        memo = self._memo(state)
+        state.memo = memo = self._memo(state)
         try:
             state.phases = await resolve_phases(
                 state.cos.get("spec") or {},
@@ -314,7 +317,8 @@ class Reconciler:
             concurrency=self.options.apply_concurrency,
             identity=state.identity.description,
             on_phase_done=lambda phase: self._phase_done(state, phase),
-            applied=memo.applied if (memo := self._memo(state)) is not None else None,
+            applied=state.memo.applied if state.memo is not None else None,
+            prefetch=state.memo is not None,
         )
         checks = (*probes.BUILTIN, *probes.from_spec((state.cos.get("spec") or {}).get("progressionProbes")))
         try:

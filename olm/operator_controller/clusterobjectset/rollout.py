@@ -10,9 +10,10 @@ For each phase, in spec order:
    object (concurrently, one field manager, `force` so our fields win) as the revision's identity;
 3. probe the objects as the apply returned them; the next phase starts only if all pass.
 
-Before the first phase, the drift informers of every later phase's kinds are started in the
-background (`DriftWatches.prefetch`), except kinds the revision's own CRDs define: a phase then
-finds them synced rather than reviewing access and opening a watch of each new kind in turn.
+Before the first phase of a revision that has not yet succeeded, the drift informers of every
+later phase's kinds are started in the background (`DriftWatches.prefetch`), except kinds the
+revision's own CRDs define: a phase then finds them synced rather than reviewing access and opening
+a watch of each new kind in turn.
 
 The result is an `Outcome`: `Succeeded` when every phase passed, `RollingOut` naming (as upstream
 does) the first object of the phase that fails its probes, with every failing object in its
@@ -147,13 +148,18 @@ class Rollout:
         identity: str,
         on_phase_done: Callable[[str], None],
         applied: Applied | None = None,
+        prefetch: bool = False,
     ) -> None:
+        """`applied` and `prefetch`: what a revision still rolling out keeps between reconciles,
+        and whether to start its later phases' watches now (a revision that has succeeded has
+        them running, and walks its phases again only on drift)."""
         self.client = client
         self.watches = watches
         self.field_manager = field_manager
         self.identity = identity
         self.on_phase_done = on_phase_done
         self.applied: Applied = {} if applied is None else applied
+        self.prefetch = prefetch
         self._slots = asyncio.Semaphore(concurrency)
 
     async def run(
@@ -163,7 +169,8 @@ class Rollout:
         phases: Sequence[ResolvedPhase],
         checks: Sequence[probes.Probe],
     ) -> Outcome:
-        self.watches.prefetch(me, self.client, self.identity, _prefetched(phases))
+        if self.prefetch:
+            self.watches.prefetch(me, self.client, self.identity, _prefetched(phases))
         for phase in phases:
             # One span per phase; its probes get their own, so a rollout waiting on a probe shows
             # which phase and how many objects are not there yet.
