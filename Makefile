@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-signatures bench-install bench-tracing bench-olmctl bench-scale cluster-binaries cluster-up cluster-down cluster-status image release fuzz soak flake-hunt bench-upstream
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-signatures bench-install bench-tracing bench-olmctl bench-scale cluster-binaries cluster-up cluster-down cluster-status image release fuzz soak flake-hunt bench-upstream bench-rest
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -28,6 +28,7 @@ help:
 	@echo "make bench-tracing  install time, CPU and memory of operator-controller with tracing off vs on (figures)"
 	@echo "make bench-olmctl   olmctl --help, search, list, status: wall and CPU time, now vs HEAD (figures)"
 	@echo "make bench-scale    the scale model's inputs at 200, 500 and 1,000 extensions, both drift-watch modes (figures)"
+	@echo "make bench-rest     the API requests OLM sends at rest, idle and on a loaded machine (figures)"
 	@echo "make bench-upstream ours against upstream OLM v1.11.0 side by side (needs OLMPY_UPSTREAM_BOXCUTTER; figures)"
 	@echo "make fuzz           coverage-guided fuzzing of the untrusted-input parsers (FUZZ_RUNS per target; not in make test)"
 	@echo "make soak           the fault drills (e2e/faults, the network drills) at full size, printing their figures (not in make test)"
@@ -159,6 +160,9 @@ bench-olmctl: deps
 BENCH_UPSTREAM_ARGS ?=
 bench-scale: deps
 	$(UV_RUN) python -m hack.bench.scale $(BENCH_SCALE_ARGS)
+
+bench-rest: deps
+	$(UV_RUN) python -m hack.bench.rest $(BENCH_REST_ARGS)
 
 bench-upstream: deps
 	$(UV_RUN) python -m hack.bench.upstream.run $(BENCH_UPSTREAM_ARGS)

@@ -34,7 +34,25 @@ from olm_runtime.manager import (
     tlsprofile,
 )
 
-__all__ = ["add_common_flags", "manager_options", "parse", "registry_options", "seconds", "secure_metrics"]
+__all__ = [
+    "WATCH_RENEWAL",
+    "add_common_flags",
+    "manager_options",
+    "parse",
+    "registry_options",
+    "seconds",
+    "secure_metrics",
+]
+
+WATCH_RENEWAL = cache.ReflectorOptions(min_watch_timeout=1800.0, max_watch_timeout=3600.0)
+"""Each watch asks the API server to end it after 30 to 60 minutes (its own range for a watch that
+names no timeout, `--min-request-timeout` to twice that), not client-go's 5 to 10. At rest these
+renewals are all the requests the processes send: with drift watches per ServiceAccount, 100 watches
+for 20 extensions renewed 20 times a minute (`make bench-rest`). Renewing often moves a watch to
+another API server only when it opens a connection of its own (HTTP/1.1, as through a proxy);
+watches travel as HTTP/2 streams of the connection already open, so a renewal moves nothing. A watch
+that went silent is still reopened after 90 s without a line (the reflector's inactivity watchdog),
+and a connection that stops answering is closed after 45 s (HTTP/2 PING)."""
 
 
 def seconds(text: str) -> float:
@@ -185,7 +203,7 @@ def manager_options(
         metrics_secure=secure_metrics(args.tls_cert, args.tls_key, args.tls) if args.metrics_secure else None,
         health_probe_bind_address=args.health_probe_bind_address,
         webhook=dataclasses.replace(webhook or WebhookOptions(), tls_profile=args.tls),
-        cache=cache.CacheOptions(by_kind=by_kind),
+        cache=cache.CacheOptions(by_kind=by_kind, reflector=WATCH_RENEWAL),
     )
 
 
