@@ -86,6 +86,28 @@ class Informer:
     shares one informer between every user in the process.
     """
 
+    # A controller watching as thousands of identities holds thousands of informers.
+    __slots__ = (
+        "_clock",
+        "_default_resync",
+        "_handler_errors",
+        "_handlers",
+        "_log",
+        "_reflectors",
+        "_resync_changed",
+        "_resyncing",
+        "_scopes",
+        "_started",
+        "_stopped",
+        "_store",
+        "_synced_scopes",
+        "_tasks",
+        "_waiters",
+        "metadata_only",
+        "name",
+        "resource",
+    )
+
     def __init__(
         self,
         transport: WatchTransport,
@@ -135,7 +157,11 @@ class Informer:
         self._started = False
         self._stopped = False
         self._waiters: list[asyncio.Future[None]] = []
-        self._resync_changed = asyncio.Event()
+        # The resync loop runs only once a handler asks for resyncs: most informers never do, and a
+        # process may hold thousands of them.
+        self._resync_changed: asyncio.Event | None = None
+        self._resyncing = False
+        self._tasks: asyncio.TaskGroup | None = None
 
     # Lifecycle -------------------------------------------------------------------------------
 
@@ -146,12 +172,20 @@ class Informer:
         self._started = True
         try:
             async with asyncio.TaskGroup() as tasks:
+                self._tasks = tasks
                 for reflector in self._reflectors:
                     tasks.create_task(reflector.run(), name=f"reflector {reflector.name}")
-                tasks.create_task(self._resync_loop(), name=f"resync {self.name}")
+                self._start_resyncs()
         finally:
+            self._tasks = None
             self._stopped = True
             self._wake_waiters()
+
+    def _start_resyncs(self) -> None:
+        """Start the resync loop if a handler wants resyncs and the informer runs."""
+        if self._resync_changed is not None and self._tasks is not None and not self._resyncing:
+            self._resyncing = True
+            self._tasks.create_task(self._resync_loop(), name=f"resync {self.name}")
 
     @property
     def has_synced(self) -> bool:
@@ -239,7 +273,10 @@ class Informer:
             registration._mark_synced()
         self._handlers = (*self._handlers, registration)
         if period is not None:
+            if self._resync_changed is None:
+                self._resync_changed = asyncio.Event()
             self._resync_changed.set()
+            self._start_resyncs()
         return registration
 
     def remove_event_handler(self, registration: HandlerRegistration) -> None:
@@ -319,22 +356,24 @@ class Informer:
     # Resync ----------------------------------------------------------------------------------
 
     async def _resync_loop(self) -> None:
+        changed = self._resync_changed
+        assert changed is not None  # created before the loop starts
         while True:
             due = [r.next_resync for r in self._handlers if r.next_resync is not None]
-            self._resync_changed.clear()
+            changed.clear()
             if not due:
-                await self._resync_changed.wait()
+                await changed.wait()
                 continue
             delay = min(due) - self._clock.now()
             if delay > 0:
                 sleeper = asyncio.ensure_future(self._clock.sleep_until(min(due)))
-                changed = asyncio.ensure_future(self._resync_changed.wait())
+                woken = asyncio.ensure_future(changed.wait())
                 try:
-                    await asyncio.wait((sleeper, changed), return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait((sleeper, woken), return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     sleeper.cancel()
-                    changed.cancel()
-                    await asyncio.gather(sleeper, changed, return_exceptions=True)
+                    woken.cancel()
+                    await asyncio.gather(sleeper, woken, return_exceptions=True)
                 continue
             await self._resync_due()
 

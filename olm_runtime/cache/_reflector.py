@@ -27,7 +27,7 @@ import enum
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -193,14 +193,22 @@ class _Ended(enum.Enum):
 class _Stream:
     """An open watch: its lines, and how to close it."""
 
-    def __init__(self, lines: AsyncIterator[bytes], stack: AsyncExitStack, opened: float) -> None:
+    __slots__ = ("context", "events", "lines", "opened")
+
+    def __init__(
+        self,
+        lines: AsyncIterator[bytes],
+        context: AbstractAsyncContextManager[AsyncIterator[bytes]],
+        opened: float,
+    ) -> None:
         self.lines = lines
-        self.stack = stack
+        self.context = context
+        """The transport's stream, entered: exiting it closes the response."""
         self.opened = opened
         self.events = 0
 
     async def close(self) -> None:
-        await self.stack.aclose()
+        await self.context.__aexit__(None, None, None)
 
 
 class StreamingListIncomplete(Exception):
@@ -223,6 +231,40 @@ def _rejects_streaming(error: BaseException) -> bool:
 
 class Reflector:
     """Lists and watches one collection into a sink until cancelled. See the module docstring."""
+
+    # A controller watching as thousands of identities holds thousands of reflectors.
+    __slots__ = (
+        "_api_version",
+        "_backoff",
+        "_base_params",
+        "_clock",
+        "_errors",
+        "_expired",
+        "_kind",
+        "_last_error",
+        "_last_event",
+        "_last_rv",
+        "_lists",
+        "_log",
+        "_metadata_only",
+        "_options",
+        "_pages",
+        "_paginated_result",
+        "_path",
+        "_rand",
+        "_rv_unavailable",
+        "_sink",
+        "_streaming",
+        "_streaming_lists",
+        "_synced",
+        "_throttled",
+        "_transform",
+        "_transport",
+        "_watch_opened",
+        "_watchdog",
+        "_watches",
+        "name",
+    )
 
     def __init__(
         self,
@@ -506,23 +548,25 @@ class Reflector:
         params["timeoutSeconds"] = str(self._watch_timeout())
         if rv:
             params["resourceVersion"] = rv
-        stack = AsyncExitStack()
+        if self._metadata_only:
+            context = self._transport.stream(self._path, params=params, headers={"Accept": _METADATA_WATCH})
+        else:
+            context = self._transport.stream(self._path, params=params)
+        # Entered by hand rather than through an AsyncExitStack: one stack per open watch is
+        # memory that thousands of watches add up.
+        entered = False
         try:
             async with asyncio.timeout(self._options.inactivity_timeout):
-                if self._metadata_only:
-                    context = self._transport.stream(
-                        self._path, params=params, headers={"Accept": _METADATA_WATCH}
-                    )
-                else:
-                    context = self._transport.stream(self._path, params=params)
-                lines = await stack.enter_async_context(context)
+                lines = await context.__aenter__()
+                entered = True
         except BaseException:
-            await stack.aclose()
+            if entered:
+                await context.__aexit__(None, None, None)
             raise
         now = self._clock.now()
         self._watches += 1
         self._watch_opened = self._last_event = now
-        return _Stream(lines, stack, now)
+        return _Stream(lines, context, now)
 
     async def _watch(self, stream: _Stream | None) -> None:
         """Watch from the last resourceVersion, reopening as needed; return to relist."""

@@ -57,6 +57,18 @@ class _Full(Exception):
 class Stream:
     """One request's response: its status and headers, then its body in chunks."""
 
+    __slots__ = (
+        "_arrived",
+        "_chunks",
+        "_connection",
+        "_ended",
+        "_error",
+        "_response",
+        "headers",
+        "id",
+        "status",
+    )
+
     def __init__(self, connection: _Connection, stream_id: int) -> None:
         self._connection = connection
         self.id = stream_id

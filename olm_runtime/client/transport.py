@@ -363,8 +363,11 @@ class Transport:
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         refreshed = False
         while True:
-            headers = await self._headers(extra_headers, None)
-            response = await self._open_stream(path, params, headers, timeout)
+            # The headers (the bearer token among them) are not kept for the watch's lifetime: with
+            # thousands of watches that is thousands of copies of a token.
+            response = await self._open_stream(
+                path, params, await self._headers(extra_headers, None), timeout
+            )
             _metrics.REST_CLIENT.requests.labels(str(response.status), "GET", self._host).inc()
             if response.status == 200:
                 break

@@ -200,6 +200,24 @@ async def test_resync_redelivers_every_cached_object_as_an_update_with_old_equal
     assert plain.events == [("add", "a", True), ("add", "b", True)]
 
 
+async def test_a_handler_that_asks_for_resyncs_after_the_informer_started_gets_them() -> None:
+    # No handler wants resyncs at start, so no resync loop runs until this one arrives.
+    transport = FakeTransport()
+    transport.lists.append(page([cm("a", 1)], 10))
+    live = Watch(end="live")
+    transport.watches.append(live)
+    informer, clock = make(transport)
+    informer.add_event_handler(Recorder())
+    resynced = Recorder()
+    async with running(informer.start):
+        await run_until(clock, lambda: live.opened)
+        informer.add_event_handler(resynced, resync_period=30.0)
+        start = clock.now()
+        await run_until(clock, lambda: len(resynced.events) == 3)
+        assert clock.now() - start == pytest.approx(60.0, abs=1e-6)
+    assert resynced.events == [("add", "a", True), ("update", "a", "1", "1"), ("update", "a", "1", "1")]
+
+
 async def test_one_reflector_per_namespace_each_relist_replacing_only_its_own_objects() -> None:
     transport = FakeTransport()
 
