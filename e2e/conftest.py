@@ -31,8 +31,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def control_plane_binaries() -> Path:
-    """`$OLMPY_ASSETS` when set (binaries built elsewhere), else every pinned binary the tests use,
+    """`$OLMPY_ASSETS` when set (binaries built elsewhere), else the pinned binaries the tests use,
     built on first use into the runtime's cache (`~/.cache/olm-runtime/bin`, shared with
-    `python -m olm_runtime.testing binaries`); `make test` builds them before the sessions start."""
+    `python -m olm_runtime.testing binaries`): the `test` set, or the `run` set alone when
+    `$OLMPY_TEST_BINARIES` says `run` (a session that needs none of the test-only tools, which
+    `make test` builds meanwhile)."""
     assets = os.environ.get("OLMPY_ASSETS")
-    return Path(assets) if assets else binaries.ensure_binaries("test")
+    return Path(assets) if assets else binaries.ensure_binaries(os.environ.get("OLMPY_TEST_BINARIES", "test"))
