@@ -21,9 +21,7 @@ import asyncio
 import collections
 import contextlib
 import json
-import multiprocessing
 import tempfile
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -31,29 +29,11 @@ from hack.bench.cluster import installer_namespace
 from hack.bench.install import synthetic
 from hack.bench.measure import cpu_seconds
 from hack.bench.upstream.sides import Side, side
+from hack.flakehunt import contention
 from olm_testkit.catalogs import cluster_catalog, serve_catalog
 
 Key = tuple[str, str, str]
 """(account, verb, resource[/subresource])"""
-
-
-def _spin() -> None:
-    while True:
-        pass
-
-
-@contextlib.contextmanager
-def busy(processes: int) -> Iterator[None]:
-    """`processes` processes that only burn CPU, for the block."""
-    workers = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(processes)]
-    for worker in workers:
-        worker.start()
-    try:
-        yield
-    finally:
-        for worker in workers:
-            worker.kill()
-            worker.join()
 
 
 def audit_requests(log: Path, since: datetime, until_: datetime) -> collections.Counter[Key]:
@@ -117,7 +97,7 @@ async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-rest-") as tmp:
         workdir = Path(tmp)
         pods = args.extensions + 10
-        everything_loaded = busy(args.load) if args.load_from_start else contextlib.nullcontext()
+        everything_loaded = contention(args.load) if args.load_from_start else contextlib.nullcontext()
         with everything_loaded:
             async with side(
                 "ours", workdir, None, pods=pods, shared_drift_watches=args.shared_drift_watches
@@ -140,7 +120,7 @@ async def measure(s: Side, workdir: Path, args: argparse.Namespace) -> None:
             await window(s, f"loaded from the start, window {i + 1}", args.window)
         return
     await window(s, "idle", args.window)
-    with busy(args.load):
+    with contention(args.load):
         await window(s, f"loaded ({args.load} busy processes)", args.window)
     await window(s, "idle again", args.window)
 

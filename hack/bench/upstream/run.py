@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import ssl
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import aiohttp
 
+from hack.bench import rest
 from hack.bench.catalogd.serve import generate
 from hack.bench.cluster import SYSTEM_PODS, installer_namespace, latest_published
 from hack.bench.install import synthetic
@@ -271,21 +271,9 @@ async def install_one(s: Side, package: str, version: str, catalog_name: str, ro
 
 
 def audit_requests(s: Side, since: datetime, until_: datetime) -> int:
-    """Requests received in [since, until_) from ServiceAccounts outside kube-system: the OLM's own
-    and the installer accounts it acts as (nothing else on the plane uses ServiceAccounts)."""
-    ids = set()
-    with s.plane.audit_log.open() as log:
-        for line in log:
-            event = json.loads(line)
-            user = str(event.get("user", {}).get("username", ""))
-            if not user.startswith("system:serviceaccount:") or user.startswith(
-                "system:serviceaccount:kube-"
-            ):
-                continue
-            received = datetime.fromisoformat(str(event["requestReceivedTimestamp"]).replace("Z", "+00:00"))
-            if since <= received < until_:
-                ids.add(event["auditID"])
-    return len(ids)
+    """Requests received in [since, until_) from the OLM's own ServiceAccounts and the installer
+    accounts it acts as (nothing else on the plane uses ServiceAccounts)."""
+    return sum(rest.audit_requests(s.plane.audit_log, since, until_).values())
 
 
 async def measure_steady(s: Side, table: Table, label: str, seconds: float) -> None:
