@@ -20,7 +20,7 @@ import base64
 import collections
 import datetime
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "grants",
     "read",
     "refused",
+    "service_account_requests",
     "summary",
     "uncovered",
     "unused",
@@ -120,22 +121,26 @@ def _request(event: Mapping[str, Any]) -> Request:
     )
 
 
+def _events(log: Path, offset: int = 0) -> Iterator[dict[str, Any]]:
+    """The events logged from byte `offset` of `log` on."""
+    with log.open("rb") as lines:
+        lines.seek(offset)
+        for line in lines:
+            if line.strip():
+                yield json.loads(line)
+
+
 def read(log: Path, offset: int, *, username: str, credential: str) -> list[Request]:
     """The requests of `username` with the token whose credential id is `credential`, logged from
     byte `offset` of `log` on, each once (a watch is logged when it starts and when it ends)."""
     requests: dict[str, Request] = {}
-    with log.open("rb") as lines:
-        lines.seek(offset)
-        for line in lines:
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            user = event.get("user") or {}
-            if user.get("username") != username or credential not in (user.get("extra") or {}).get(
-                _CREDENTIAL_ID, ()
-            ):
-                continue
-            requests.setdefault(str(event["auditID"]), _request(event))
+    for event in _events(log, offset):
+        user = event.get("user") or {}
+        if user.get("username") != username or credential not in (user.get("extra") or {}).get(
+            _CREDENTIAL_ID, ()
+        ):
+            continue
+        requests.setdefault(str(event["auditID"]), _request(event))
     return list(requests.values())
 
 
@@ -143,16 +148,29 @@ def by_pod(log: Path, pod: str, *, since: datetime.datetime) -> list[Request]:
     """The requests made with a token bound to the Pod `pod` (whichever container run of it) that
     the API server received at or after `since`, each once, in the order logged."""
     requests: dict[str, Request] = {}
-    with log.open("rb") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            extra = (event.get("user") or {}).get("extra") or {}
-            if pod not in extra.get(_POD_NAME, ()):
-                continue
-            if datetime.datetime.fromisoformat(event["requestReceivedTimestamp"]) >= since:
-                requests.setdefault(str(event["auditID"]), _request(event))
+    for event in _events(log):
+        extra = (event.get("user") or {}).get("extra") or {}
+        if pod not in extra.get(_POD_NAME, ()):
+            continue
+        if datetime.datetime.fromisoformat(event["requestReceivedTimestamp"]) >= since:
+            requests.setdefault(str(event["auditID"]), _request(event))
+    return list(requests.values())
+
+
+def service_account_requests(
+    log: Path, *, since: datetime.datetime, until: datetime.datetime, offset: int = 0
+) -> list[tuple[str, Request]]:
+    """The requests of ServiceAccounts outside `kube-*` namespaces that the API server received in
+    [since, until), logged from byte `offset` of `log` on, each once, with the account
+    (`namespace:name`) that made it."""
+    requests: dict[str, tuple[str, Request]] = {}
+    for event in _events(log, offset):
+        user = str((event.get("user") or {}).get("username") or "")
+        account = user.removeprefix("system:serviceaccount:")
+        if account == user or account.startswith("kube-"):
+            continue
+        if since <= datetime.datetime.fromisoformat(event["requestReceivedTimestamp"]) < until:
+            requests.setdefault(str(event["auditID"]), (account, _request(event)))
     return list(requests.values())
 
 

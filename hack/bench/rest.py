@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import collections
 import contextlib
-import json
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -30,35 +29,25 @@ from hack.bench.install import synthetic
 from hack.bench.measure import cpu_seconds
 from hack.bench.upstream.sides import Side, side
 from hack.flakehunt import contention
+from olm.api import names
+from olm_testkit import audit
 from olm_testkit.catalogs import cluster_catalog, serve_catalog
 
 Key = tuple[str, str, str]
 """(account, verb, resource[/subresource])"""
 
 
-def audit_requests(log: Path, since: datetime, until_: datetime) -> collections.Counter[Key]:
-    """Requests received in [since, until_) from ServiceAccounts outside kube-system."""
-    seen: dict[str, Key] = {}
-    with log.open() as lines:
-        for line in lines:
-            event = json.loads(line)
-            user = str(event.get("user", {}).get("username", ""))
-            if not user.startswith("system:serviceaccount:") or user.startswith(
-                "system:serviceaccount:kube-"
-            ):
-                continue
-            received = datetime.fromisoformat(str(event["requestReceivedTimestamp"]).replace("Z", "+00:00"))
-            if not since <= received < until_:
-                continue
-            ref = event.get("objectRef") or {}
-            resource = str(ref.get("resource", event.get("requestURI", "?")))
-            if ref.get("subresource"):
-                resource += f"/{ref['subresource']}"
-            account = user.removeprefix("system:serviceaccount:")
-            if not account.startswith("olmv1-system:"):
-                account = "installer accounts"
-            seen[event["auditID"]] = (account, str(event.get("verb", "?")), resource)
-    return collections.Counter(seen.values())
+def grouped(requests: list[tuple[str, audit.Request]]) -> collections.Counter[Key]:
+    """Requests by account (the OLM's own by name, the installer accounts together), verb and
+    resource (the path of a non-resource request)."""
+    return collections.Counter(
+        (
+            account if account.startswith(f"{names.DEFAULT_SYSTEM_NAMESPACE}:") else "installer accounts",
+            request.verb,
+            request.resource or request.path,
+        )
+        for account, request in requests
+    )
 
 
 SILENT = "watch silent for too long"
@@ -78,11 +67,15 @@ async def window(s: Side, label: str, seconds: float) -> None:
     silent_before = silent_watches(s)
     pids = [s.pid(s.catalogd), s.pid(s.controller)]
     cpu_before = [cpu_seconds(pid) for pid in pids]
+    offset = s.plane.audit_log.stat().st_size  # what is logged before the window is not read again
     since = datetime.now().astimezone()
     await asyncio.sleep(seconds)  # the measurement window itself, not a synchronisation
-    until_ = datetime.now().astimezone()
+    until = datetime.now().astimezone()
     cpu = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
-    counts = await asyncio.to_thread(audit_requests, s.plane.audit_log, since, until_)
+    requests = await asyncio.to_thread(
+        audit.service_account_requests, s.plane.audit_log, since=since, until=until, offset=offset
+    )
+    counts = grouped(requests)
     total = sum(counts.values())
     print(f"\n{label}: {total * 60 / seconds:.1f} requests/min over {seconds:.0f} s", flush=True)
     print(

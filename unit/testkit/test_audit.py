@@ -4,6 +4,7 @@ and how a rule is matched with a request, as the RBAC authorizer matches them.""
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,31 @@ def test_read_keeps_one_event_per_request_of_the_token_from_the_offset(tmp_path:
             code=403,
             allowed=False,
         ),
+    ]
+
+
+def test_service_account_requests_are_those_received_in_the_window_each_once(tmp_path: Path) -> None:
+    def at(audit_id: str, received: str, username: str = USER, **fields: Any) -> dict[str, Any]:
+        event = _event(audit_id, requestReceivedTimestamp=received, **fields)
+        return {**event, "user": {"username": username}}
+
+    events = [
+        at("before", "2026-11-30T10:00:00.000000Z"),
+        at("w", "2026-11-30T10:00:01.000000Z", stage="ResponseStarted", verb="watch"),
+        at("w", "2026-11-30T10:00:01.000000Z", stage="ResponseComplete", verb="watch"),
+        at("system", "2026-11-30T10:00:02.000000Z", username="system:serviceaccount:kube-system:x"),
+        at("admin", "2026-11-30T10:00:02.000000Z", username="kubernetes-admin"),
+        at("installer", "2026-11-30T10:00:03.000000Z", username="system:serviceaccount:team:installer"),
+        at("after", "2026-11-30T10:00:04.000000Z"),
+    ]
+    log = tmp_path / "audit.log"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    since = datetime.datetime.fromisoformat("2026-11-30T10:00:01+00:00")
+    until = datetime.datetime.fromisoformat("2026-11-30T10:00:04+00:00")
+    requests = audit.service_account_requests(log, since=since, until=until)
+    assert [(account, request.verb) for account, request in requests] == [
+        ("olmv1-system:catalogd", "watch"),
+        ("team:installer", "get"),
     ]
 
 

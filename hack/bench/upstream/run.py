@@ -34,7 +34,6 @@ from pathlib import Path
 
 import aiohttp
 
-from hack.bench import rest
 from hack.bench.catalogd.serve import generate
 from hack.bench.cluster import SYSTEM_PODS, installer_namespace, latest_published
 from hack.bench.install import synthetic
@@ -46,6 +45,7 @@ from olm.catalogd.server import ServerOptions
 from olm_runtime import conditions
 from olm_runtime.client import errors
 from olm_runtime.testing.poll import eventually
+from olm_testkit import audit
 from olm_testkit.catalogs import catalog_selector, cluster_catalog, delete_catalog, push_catalog
 from olm_testkit.extensions import Extensions, extension_object
 from olm_testkit.images import realdata
@@ -270,12 +270,6 @@ async def install_one(s: Side, package: str, version: str, catalog_name: str, ro
 # --- steady state ------------------------------------------------------------------------------
 
 
-def audit_requests(s: Side, since: datetime, until_: datetime) -> int:
-    """Requests received in [since, until_) from the OLM's own ServiceAccounts and the installer
-    accounts it acts as (nothing else on the plane uses ServiceAccounts)."""
-    return sum(rest.audit_requests(s.plane.audit_log, since, until_).values())
-
-
 async def measure_steady(s: Side, table: Table, label: str, seconds: float) -> None:
     pids = [s.pid(s.catalogd), s.pid(s.controller)]
     cpu_before = sum(cpu_seconds(pid) for pid in pids)
@@ -283,7 +277,11 @@ async def measure_steady(s: Side, table: Table, label: str, seconds: float) -> N
     await asyncio.sleep(seconds)  # the measurement window itself, not a synchronisation
     until_ = datetime.now().astimezone()
     cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
-    requests = await asyncio.to_thread(audit_requests, s, since, until_)
+    # The OLM's own ServiceAccounts and the installer accounts it acts as: nothing else on the plane
+    # uses ServiceAccounts.
+    requests = len(
+        await asyncio.to_thread(audit.service_account_requests, s.plane.audit_log, since=since, until=until_)
+    )
     table.record(f"steady state {label}: CPU of both", "CPU s/min", s.name, cpu * 60 / seconds)
     table.record(f"steady state {label}: API requests", "req/min", s.name, requests * 60 / seconds)
 
