@@ -35,7 +35,7 @@ from olm_runtime.testing.poll import eventually
 from olm_testkit import metricsreader
 from olm_testkit.release import artifacts, source, version
 
-PREVIOUS_LANDED = "be0a4b7d55bbec1c2fae5e5bed72c33b4a591711"
+PREVIOUS_LANDED = "947eec509ee2b00fbd64de18225783cad51b45b7"
 """The last commit that landed before this suite existed (no release tag yet): the OLM users
 run today. Replaced by the newest release tag as soon as there is one."""
 SECRET_LIMIT = 64 << 20
