@@ -187,6 +187,11 @@ def already_applied(desired: Object, live: Object | None, me: Revision) -> bool:
     if controller is None or controller.get("uid") != me.uid:
         return False
     desired_fields = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind")}
+    metadata = desired_fields.get("metadata") or {}
+    if "namespace" in metadata and not (live.get("metadata") or {}).get("namespace"):
+        # A rendered cluster-scoped object may name a namespace (webhook configurations do, as
+        # upstream renders them); the API server drops it, so it never reads back.
+        desired_fields["metadata"] = {k: v for k, v in metadata.items() if k != "namespace"}
     return _contained(desired_fields, live)
 
 

@@ -168,6 +168,27 @@ def test_an_object_holding_every_desired_field_is_not_applied_again() -> None:
     assert ownership.already_applied(desired, server, ME)
 
 
+def test_a_cluster_scoped_object_rendered_with_a_namespace_is_not_applied_again() -> None:
+    manifest = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "vhook", "namespace": "install-ns"},
+        "webhooks": [
+            {"name": "vhook", "clientConfig": {"service": {"name": "s", "namespace": "install-ns"}}}
+        ],
+    }
+    desired = ownership.desired_object(manifest, ME)
+    stored = copy.deepcopy(desired)
+    del stored["metadata"]["namespace"]  # what the API server keeps of a cluster-scoped object
+    stored["webhooks"][0]["clientConfig"]["caBundle"] = "Q0E="  # cainjector's
+    assert ownership.already_applied(desired, stored, ME)
+    assert desired["metadata"]["namespace"] == "install-ns"  # the comparison changed nothing
+    # A namespaced object in another namespace is another object.
+    assert not ownership.already_applied(
+        desired, {**stored, "metadata": {**stored["metadata"], "namespace": "x"}}, ME
+    )
+
+
 @pytest.mark.parametrize(
     "change",
     [

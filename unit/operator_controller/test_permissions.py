@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -10,6 +10,8 @@ from olm.pipeline import preflight
 from olm.pipeline.preflight import permissions
 from olm.pipeline.preflight.permissions import MissingPermissionsError, Requirement, requirements
 from olm.pipeline.render import CertManagerProvider, manifests_for
+from olm_runtime.client import Client, GroupVersionKind, NoKindMatch, ResourceInfo
+from olm_runtime.client.gvk import GroupVersionResource
 from unit import realdata
 
 RBAC = "rbac.authorization.k8s.io"
@@ -68,6 +70,7 @@ def binding(
 def test_exports() -> None:
     assert sorted(permissions.__all__) == [
         "CONCURRENCY",
+        "EVERYTHING",
         "MissingPermissionsError",
         "PermissionCheckError",
         "Requirement",
@@ -324,3 +327,70 @@ def test_the_revisions_finalizers_are_worded_as_upstream_names_them() -> None:
 def test_the_error_carries_the_missing_requirements_sorted() -> None:
     missing = [Requirement("b", "", "x", "", "get"), Requirement("", "", "x", "", "get")]
     assert MissingPermissionsError(missing).missing == sorted(missing)
+
+
+# asking the API server -----------------------------------------------------------------------------
+
+
+class _Authorizer:
+    """Discovery of `KNOWN`, and SubjectAccessReviews answered from a set of allowed attributes."""
+
+    def __init__(self, allowed: set[tuple[str, ...]]) -> None:
+        self.allowed = allowed
+        self.reviews: list[dict[str, Any]] = []
+
+    async def resource_for(self, gvk: GroupVersionKind) -> ResourceInfo:
+        found = KNOWN.get((gvk.api_version, gvk.kind))
+        if found is None:
+            raise NoKindMatch(gvk)
+        resource, namespaced = found
+        return ResourceInfo(
+            gvk, GroupVersionResource(gvk.group, gvk.version, resource), namespaced=namespaced
+        )
+
+    async def create(self, review: dict[str, Any], *, dry_run: bool) -> dict[str, Any]:
+        self.reviews.append(review["spec"])
+        attributes = review["spec"].get("resourceAttributes") or review["spec"].get("nonResourceAttributes")
+        key = tuple(str(attributes.get(k, "")) for k in ("namespace", "group", "resource", "verb"))
+        return {"status": {"allowed": key in self.allowed}}
+
+
+def _rollout() -> list[dict[str, Any]]:
+    return [
+        obj("apps/v1", "Deployment", "op", "ns"),
+        cluster_role("op", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]),
+        obj(
+            f"{RBAC}/v1",
+            "ClusterRoleBinding",
+            "op",
+            roleRef={"apiGroup": RBAC, "kind": "ClusterRole", "name": "op"},
+        ),
+    ]
+
+
+async def test_a_service_account_that_may_do_everything_is_asked_once() -> None:
+    authorizer = _Authorizer({("", "*", "*", "*")})
+    missing = await permissions.missing_permissions(
+        cast(Client, authorizer), namespace="ns", service_account="sa", objects=_rollout(), revision="op-1"
+    )
+    assert missing == []
+    assert authorizer.reviews == [
+        {
+            "user": "system:serviceaccount:ns:sa",
+            "groups": ["system:serviceaccounts", "system:serviceaccounts:ns", "system:authenticated"],
+            "resourceAttributes": {"verb": "*", "group": "*", "resource": "*"},
+        }
+    ]
+
+
+async def test_without_everything_each_requirement_is_asked() -> None:
+    authorizer = _Authorizer(set())
+    objects = _rollout()
+    missing = await permissions.missing_permissions(
+        cast(Client, authorizer), namespace="ns", service_account="sa", objects=objects
+    )
+    expected = requirements(objects, known)
+    assert missing == expected  # the role's rules among them: it may not escalate either
+    assert Requirement("", "", "pods", "", "get") in missing
+    assert permissions.EVERYTHING not in missing
+    assert len(authorizer.reviews) == 1 + len(expected) + 1  # and whether it may escalate the role

@@ -14,7 +14,7 @@ from typing import Any
 
 from olm_runtime.client import Client, ResourceInfo, kinds
 
-__all__ = ["Reach", "allowed", "watch_reach"]
+__all__ = ["Reach", "allowed", "may_watch_everything", "watch_reach"]
 
 WATCH_VERBS = ("list", "watch")
 """An informer lists, then watches; both must be allowed."""
@@ -46,6 +46,24 @@ async def allowed(client: Client, resource: ResourceInfo, verb: str, namespace: 
     }
     answer = await client.create(review)
     return bool((answer.get("status") or {}).get("allowed"))
+
+
+async def may_watch_everything(client: Client) -> bool:
+    """Whether `client`'s identity may list and watch every resource of every group in all
+    namespaces (RBAC allows it only from a rule of wildcards bound cluster-wide, as `cluster-admin`
+    has): two reviews that answer for every kind the identity will ever watch."""
+
+    async def review(verb: str) -> bool:
+        answer = await client.create(
+            {
+                "apiVersion": kinds.SELF_SUBJECT_ACCESS_REVIEW.api_version,
+                "kind": kinds.SELF_SUBJECT_ACCESS_REVIEW.kind,
+                "spec": {"resourceAttributes": {"verb": verb, "group": "*", "resource": "*"}},
+            }
+        )
+        return bool((answer.get("status") or {}).get("allowed"))
+
+    return all(await asyncio.gather(*(review(verb) for verb in WATCH_VERBS)))
 
 
 async def _may_watch(client: Client, resource: ResourceInfo, namespace: str) -> bool:

@@ -21,11 +21,18 @@ namespaces gets one informer, as the controller, for the managed objects of ever
 above. The shared informer changes what the rollout reads first, not what it decides: an object
 that is not the revision's own is read again by GET as the revision's identity before it is judged.
 
+How far an identity may watch a kind is asked of the API server once per (identity, kind,
+namespace), whichever owner asks, and first, once per identity, whether it may list and watch
+everything (`access.may_watch_everything`): an installer ServiceAccount bound to `cluster-admin`
+costs two access reviews in all, rather than two or four per kind and extension, which is most of
+what a restart of many extensions sends before its watches open.
+
 Uses are counted per revision: `release(revision)`, called once a revision has let go of its
 objects (or is gone), stops every informer no remaining revision uses. A decision stands while a
-revision uses it (the controller's own reach, once made, for the process's lifetime): `list` and
-`watch` granted later take effect after a restart of operator-controller (or, for a ServiceAccount,
-a fresh install of the extension).
+revision uses it (the controller's own reach, once made, for the process's lifetime), and an
+identity's answers while any revision written as it does: `list` and `watch` granted later take
+effect after a restart of operator-controller (or, for a ServiceAccount, once no extension installed
+with it remains and one is installed again).
 
 `DriftWatches` is a `Runnable`: its informers run inside its `start()`, on the elected replica.
 """
@@ -127,6 +134,12 @@ class DriftWatches:
         self._uses: dict[str, set[_Use]] = {}
         """Revision name -> what it looked up."""
         self._decided: dict[_Use, _Watch | None] = {}
+        self._reach: dict[tuple[str, GroupVersionKind, str], access.Reach] = {}
+        """(identity, kind, object namespace) -> how far that identity may watch the kind."""
+        self._everything: dict[str, bool] = {}
+        """Identity -> whether it may list and watch everything."""
+        self._asking: dict[str, asyncio.Lock] = {}
+        """Identity -> held while asking that: concurrent lookups share one answer."""
         self._deciding: dict[_Use, asyncio.Lock] = {}
         """One lock per use: a phase's objects are planned concurrently, and those of one kind and
         namespace must share one access review, not each send their own."""
@@ -231,7 +244,7 @@ class DriftWatches:
             shared = _Watch(SHARED_IDENTITY, SHARED_SELECTOR, use.gvk, "")
             return self._informer_for(shared, resource, self._shared)
         try:
-            reach = await access.watch_reach(client, resource, use.namespace or None)
+            reach = await self._identity_reach(use, resource, client)
         except errors.APIError as e:
             raise WatchUnavailable(
                 f"cannot review access to {use.gvk.kind} as {use.identity}: {e.message}"
@@ -240,6 +253,20 @@ class DriftWatches:
             return None
         namespace = use.namespace if reach is access.Reach.NAMESPACE else ""
         return self._informer_for(_Watch(use.identity, use.selector, use.gvk, namespace), resource, client)
+
+    async def _identity_reach(self, use: _Use, resource: ResourceInfo, client: Client) -> access.Reach:
+        key = (use.identity, use.gvk, use.namespace)
+        if (known := self._reach.get(key)) is not None:
+            return known
+        async with self._asking.setdefault(use.identity, asyncio.Lock()):
+            if use.identity not in self._everything:
+                self._everything[use.identity] = await access.may_watch_everything(client)
+        if self._everything[use.identity]:
+            reach = access.Reach.ALL_NAMESPACES
+        else:
+            reach = await access.watch_reach(client, resource, use.namespace or None)
+        self._reach[key] = reach
+        return reach
 
     async def _shared_may_watch(self, resource: ResourceInfo) -> bool:
         assert self._shared is not None
@@ -300,6 +327,11 @@ class DriftWatches:
         for use in mine - others:
             self._decided.pop(use, None)
             self._deciding.pop(use, None)
+        in_use = {use.identity for use in others}
+        for identity in {use.identity for use in mine} - in_use:
+            self._everything.pop(identity, None)
+            self._asking.pop(identity, None)
+        self._reach = {key: reach for key, reach in self._reach.items() if key[0] in in_use}
         wanted = {watch for watch in self._decided.values() if watch is not None}
         stopped: list[str] = []
         for watch in [w for w in self._informers if w not in wanted]:

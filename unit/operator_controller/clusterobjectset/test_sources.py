@@ -142,22 +142,44 @@ async def resolve_with(
     )
 
 
-async def test_decoded_values_and_digests_are_reused_while_the_secret_is_the_same() -> None:
+async def test_decoded_values_and_digests_are_reused_without_reading_the_secret_again() -> None:
     decoded = sources.Decoded()
     ref = {"ref": {"name": "s", "key": "k"}}
     stored = {("sys", "s"): versioned({"k": gzip.compress(orjson.dumps(CM))}, uid="u1", version="1")}
-    first = await resolve_with(stored, decoded, ref)
-    again = await resolve_with(stored, decoded, ref)
+    reads: list[tuple[str, str]] = []
+
+    async def counting(namespace: str, name: str) -> Mapping[str, Any] | None:
+        reads.append((namespace, name))
+        return stored.get((namespace, name))
+
+    async def resolve(memo: sources.Decoded) -> list[sources.ResolvedPhase]:
+        return await sources.resolve_phases(
+            spec(ref, {"ref": {"name": "s", "key": "k"}, "collisionProtection": "None"}),
+            counting,
+            system_namespace="sys",
+            limit=1 << 20,
+            decoded=memo,
+        )
+
+    first = await resolve(decoded)
+    assert reads == [("sys", "s")]
+    again = await resolve(decoded)
+    assert reads == [("sys", "s")]  # the memo answers: no second read
     assert again[0].objects[0].manifest is first[0].objects[0].manifest
+    assert [o.collision_protection for o in again[0].objects] == ["Prevent", "None"]
     assert again[0].digest == first[0].digest
     assert len(decoded.manifests) == len(decoded.digests) == 1
 
-    # The same name recreated (a new uid) with other content is decoded again, and its digest differs.
+    # The same name recreated (a new uid) with other content: while the memo lives, the rollout
+    # goes on with what it read first; the first read after it (a fresh memo, as after success)
+    # decodes the new content, whose digest differs from the one recorded.
     changed = {**CM, "data": {"x": "1"}}
-    stored = {("sys", "s"): versioned({"k": orjson.dumps(changed)}, uid="u2", version="7")}
-    recreated = await resolve_with(stored, decoded, ref)
+    stored[("sys", "s")] = versioned({"k": orjson.dumps(changed)}, uid="u2", version="7")
+    assert (await resolve(decoded))[0].objects[0].manifest == CM
+    recreated = await resolve(sources.Decoded())
     assert recreated[0].objects[0].manifest == changed
     assert recreated[0].digest != first[0].digest
+    assert sources.changed_phases(recreated, [{"name": "p", "digest": first[0].digest}]) is not None
 
 
 async def test_a_mutable_secret_and_a_phase_with_inline_objects_are_not_kept() -> None:

@@ -1,4 +1,6 @@
-"""Objects of one kind and namespace, planned concurrently, share one access review."""
+"""Access reviews of drift watches: objects of one kind and namespace, planned concurrently, share
+one; an identity's answers serve every owner written as it; one that may watch everything is asked
+only that."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import asyncio
 from typing import Any, cast
 
 from olm.api.ownership import Revision
-from olm.operator_controller.clusterobjectset.watches import DriftWatches
+from olm.operator_controller.clusterobjectset.watches import DriftWatches, WatchUnavailable
 from olm_runtime.client import Client, GroupVersionKind, ResourceInfo, kinds
 from olm_runtime.client.gvk import GroupVersionResource
 
@@ -40,7 +42,8 @@ async def test_concurrent_lookups_of_one_kind_and_namespace_review_access_once()
     )
 
     assert all(w.informer is None for w in found)
-    assert reviewer.reviews == 4  # list and watch, in all namespaces and then in "ns"
+    # list and watch: of everything, of the kind in all namespaces, of the kind in "ns"
+    assert reviewer.reviews == 6
     assert watches.polled("app-1") == [kinds.CONFIG_MAP]
 
 
@@ -60,4 +63,54 @@ async def test_a_kind_the_controller_may_not_watch_everywhere_falls_back_to_each
 
     assert all(w.informer is None for w in found)
     assert controller.reviews == 2  # list and watch in all namespaces, once for the kind
-    assert [reviewer.reviews for reviewer in accounts.values()] == [4, 4]
+    assert [reviewer.reviews for reviewer in accounts.values()] == [6, 6]
+
+
+async def test_an_identitys_answers_serve_every_owner_until_none_is_left() -> None:
+    watches = DriftWatches(asyncio.Queue())
+    reviewer = _Reviewer()
+    client = cast(Client, reviewer)
+    owners = [Revision(f"app{i}-1", f"uid-{i}", 1, {}) for i in range(3)]
+
+    for me in owners:
+        await watches.lookup(me, client, "sa", kinds.CONFIG_MAP, "ns")
+    assert reviewer.reviews == 6  # for the first owner only
+    assert [watches.polled(me.name) for me in owners] == [[kinds.CONFIG_MAP]] * 3
+
+    watches.release(owners[0].name)
+    await watches.lookup(owners[0], client, "sa", kinds.CONFIG_MAP, "ns")
+    assert reviewer.reviews == 6  # the others still use the identity's answers
+
+    for me in owners:
+        watches.release(me.name)
+    await watches.lookup(owners[0], client, "sa", kinds.CONFIG_MAP, "ns")
+    assert reviewer.reviews == 12  # none was left: asked again, so later grants take effect
+
+
+class _Admin(_Reviewer):
+    """May list and watch everything (`*` resources of `*` groups)."""
+
+    transport = None  # the informers are never started here
+
+    async def create(self, review: dict[str, Any]) -> dict[str, Any]:
+        self.reviews += 1
+        return {"status": {"allowed": review["spec"]["resourceAttributes"].get("resource") == "*"}}
+
+
+async def test_an_identity_that_may_watch_everything_is_asked_once_for_every_kind() -> None:
+    watches = DriftWatches(asyncio.Queue(), sync_timeout=0.01)
+    admin = _Admin()
+    owners = [Revision(f"app{i}-1", f"uid-{i}", 1, {}) for i in range(3)]
+
+    async def watched(me: Revision, namespace: str) -> str:
+        try:
+            await watches.lookup(me, cast(Client, admin), "sa", kinds.CONFIG_MAP, namespace)
+        except WatchUnavailable as e:  # decided to watch; nothing runs the informers in this test
+            return str(e)
+        return "synced"
+
+    found = await asyncio.gather(*(watched(me, ns) for me in owners for ns in ("a", "b")))
+
+    assert admin.reviews == 2  # list and watch of everything
+    assert all("not synced" in outcome for outcome in found)
+    assert watches.polled(owners[0].name) == []
