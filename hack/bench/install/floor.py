@@ -115,6 +115,13 @@ def _revision_label(cos: Mapping[str, Any]) -> str:
     ).rstrip()
 
 
+def _deployment_label(deployment: Mapping[str, Any]) -> str:
+    """The cluster's side of a Deployment's rollout: created, then its Available condition (the
+    Deployment probe passes with Available True and every replica updated)."""
+    available = conditions.of(deployment, "Available").get("status")
+    return f"Deployment {deployment['metadata']['name']}: Available {available or '(not yet)'}"
+
+
 def _extension_label(extension: Mapping[str, Any]) -> str | None:
     progressing = conditions.of(extension, "Progressing")
     installed = conditions.of(extension, "Installed")
@@ -153,6 +160,15 @@ async def install(
                 timeline,
                 label=_extension_label,
                 field_selector=f"metadata.name={name}",
+            )
+        ),
+        asyncio.create_task(
+            _watch_changes(
+                kube,
+                kinds.DEPLOYMENT,
+                timeline,
+                label=_deployment_label,
+                label_selector=f"{names.OWNER_NAME_LABEL}={name}",
             )
         ),
     ]

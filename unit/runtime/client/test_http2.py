@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
+from typing import Any
 
+import hpack
 import pytest
 from aiohttp import web
 
@@ -182,3 +184,18 @@ async def test_a_bug_in_reading_frames_fails_the_watches_instead_of_hanging_them
         await stream.send(b"never read\n")
         with pytest.raises(errors.TransportError, match="a frame we cannot handle"):
             await asyncio.wait_for(anext(lines), timeout=10)
+
+
+def test_the_bearer_token_is_sent_literally_and_never_indexed() -> None:
+    token = "Bearer " + "eyJhbGciOiJSUzI1NiJ9." * 40  # a kilobyte, as a ServiceAccount token is
+    headers = [(":method", "GET"), (":path", "/api/v1/pods?watch=true"), ("authorization", token)]
+    encoder = _h2._Encoder()
+    blocks = [encoder.encode([*headers[:2], hpack.NeverIndexedHeaderTuple(*headers[2])]) for _ in range(2)]
+
+    assert all(token.encode() in block for block in blocks)  # no Huffman coding of the token
+    assert len(blocks[1]) < len(token) + 16  # the other headers are indexed after the first block
+    decoder = hpack.Decoder()
+    for block in blocks:
+        decoded: list[Any] = list(decoder.decode(block))  # typed as bytes; str without `raw`
+        assert [tuple(h) for h in decoded] == headers
+        assert isinstance(decoded[2], hpack.NeverIndexedHeaderTuple)
