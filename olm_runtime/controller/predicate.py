@@ -45,21 +45,6 @@ annotations_changed: Predicate = _on_update(
 )
 """Updates that changed the annotations."""
 
-_BOOKKEEPING = frozenset({"resourceVersion", "managedFields"})
-
-
-def _without_status(obj: Object) -> tuple[Any, Any]:
-    metadata = {k: v for k, v in _metadata(obj).items() if k not in _BOOKKEEPING}
-    return metadata, {k: v for k, v in obj.items() if k not in ("metadata", "status")}
-
-
-not_status_only: Predicate = _on_update(lambda old, new: _without_status(old) != _without_status(new))
-"""Updates that changed more than `status` (and the server's `resourceVersion` and
-`managedFields`): a controller's own status writes are dropped, while spec, label, annotation,
-finalizer, owner and deletion changes pass, which `generation_changed` drops for kinds whose
-generation counts only spec changes. A reconciler behind it must requeue itself when a status
-write of its own conflicts: the write that made its read stale brings no event."""
-
 resource_version_changed: Predicate = _on_update(_field_changed("resourceVersion"))
 """Updates that are real writes (drops resync repeats of an unchanged object)."""
 

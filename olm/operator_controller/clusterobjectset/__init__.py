@@ -28,7 +28,7 @@ from olm.operator_controller.clusterobjectset.options import Options
 from olm.operator_controller.clusterobjectset.reconciler import CONTROLLER_NAME, Reconciler
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, owning_revisions
 from olm_runtime import controller
-from olm_runtime.controller import event, handler, predicate, source
+from olm_runtime.controller import event, handler, source
 from olm_runtime.manager import Manager
 
 __all__ = ["CONTROLLER_NAME", "IDENTITY_POLICY", "Options", "Reconciler", "setup_with_manager"]
@@ -38,12 +38,10 @@ async def setup_with_manager(manager: Manager, options: Options | None = None) -
     """Register the ClusterObjectSet controller with `manager` (the CRDs must be installed).
 
     Equals `Builder(manager).for_(COS).watches(source.Channel(drift events)).complete(Reconciler)`,
-    plus the `DriftWatches` runnable: the COS informer drives reconciles (but for the controller's
-    own status writes, `predicate.not_status_only`: a revision rolling out writes its status on
-    every probe it fails, and each write used to cost a reconcile that found nothing new), and the
-    drift informers (created per identity, owner and managed kind as revisions need them, outside
-    the manager's cache because each runs with a ServiceAccount's token, or per kind as the
-    controller with `Options.shared_drift_watches`) feed a channel that maps objects to their
+    plus the `DriftWatches` runnable: the COS informer drives reconciles, and the drift informers
+    (created per identity, owner and managed kind as revisions need them, outside the manager's
+    cache because each runs with a ServiceAccount's token, or per kind as the controller with
+    `Options.shared_drift_watches`) feed a channel that maps objects to their
     controlling revision.
     """
     options = options or Options()
@@ -64,7 +62,7 @@ async def setup_with_manager(manager: Manager, options: Options | None = None) -
     )
     builder = (
         controller.Builder(manager)
-        .for_(CLUSTER_OBJECT_SET, predicates=[predicate.not_status_only])
+        .for_(CLUSTER_OBJECT_SET)
         .watches(source.Channel(drift, handler=handler.enqueue_mapped(owning_revisions)))
         .named(CONTROLLER_NAME)
         .with_options(controller.Options(max_concurrent_reconciles=options.max_concurrent_reconciles))

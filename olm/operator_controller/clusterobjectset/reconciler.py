@@ -60,9 +60,6 @@ from olm_runtime.controller.steps import Step
 __all__ = ["CONTROLLER_NAME", "Reconciler", "State"]
 
 CONTROLLER_NAME = "clusterobjectset"
-STALE_RETRY = 0.05
-"""Seconds before reconciling again after a status write met a newer revision than the cache held:
-the cache catches up within milliseconds, and the write that moved it brings no event of its own."""
 
 _log = structlog.get_logger("olm.operator_controller.clusterobjectset")
 
@@ -187,9 +184,6 @@ class Reconciler:
             and state.outcome is not None
             and state.outcome.kind is OutcomeKind.SUCCEEDED
         ):
-            # Its own status write brings no reconcile (the watch's predicate), which would have
-            # found it succeeded and dropped the memo.
-            self._memos.pop(request.name, None)
             # Only after `Succeeded` is written: an owner reading revisions in between must never see
             # the predecessors archived and no successor that succeeded.
             await self.archive_predecessors(state)
@@ -538,8 +532,7 @@ class Reconciler:
             return True
         # Guarded by the resourceVersion the conditions were computed from: a reconcile that read a
         # cache not yet showing this controller's previous write would otherwise write that status
-        # again with new transition times. The write that made it stale brings no reconcile when it
-        # was a status write of this controller (the watch drops those), so it comes back itself.
+        # again with new transition times. The write that made it stale brings a fresh reconcile.
         version = (state.cos.get("metadata") or {}).get("resourceVersion")
         try:
             await self.client.patch_status(
@@ -547,10 +540,7 @@ class Reconciler:
                 state.me.name,
                 {"metadata": {"resourceVersion": version}, "status": patch},
             )
-        except errors.NotFound:
-            return False
-        except errors.Conflict:
-            state.requeue_after = STALE_RETRY
+        except (errors.NotFound, errors.Conflict):
             return False
         if not conditions.is_true(existing, api.TYPE_SUCCEEDED) and conditions.is_true(
             updated, api.TYPE_SUCCEEDED

@@ -35,38 +35,6 @@ def obj(name: str = "a", namespace: str = "ns", **metadata: Any) -> dict[str, An
             predicate.annotations_changed, obj(annotations={"x": "1"}), obj(), True, id="annotation-removed"
         ),
         pytest.param(
-            predicate.not_status_only,
-            {**obj(resourceVersion="1", generation=1), "spec": {"a": 1}, "status": {"s": 1}},
-            {
-                **obj(resourceVersion="2", generation=1, managedFields=[{}]),
-                "spec": {"a": 1},
-                "status": {"s": 2},
-            },
-            False,
-            id="own-status-write",
-        ),
-        pytest.param(
-            predicate.not_status_only,
-            {**obj(resourceVersion="1", generation=1), "status": {"s": 1}},
-            {**obj(resourceVersion="2", generation=1, finalizers=["f"]), "status": {"s": 1}},
-            True,
-            id="finalizer-added",
-        ),
-        pytest.param(
-            predicate.not_status_only,
-            {**obj(generation=1), "spec": {"a": 1}},
-            {**obj(generation=2), "spec": {"a": 2}},
-            True,
-            id="spec-changed",
-        ),
-        pytest.param(
-            predicate.not_status_only,
-            {**obj(), "webhooks": [1]},
-            {**obj(), "webhooks": [2]},
-            True,
-            id="top-level-field-of-a-kind-without-spec",
-        ),
-        pytest.param(
             predicate.resource_version_changed,
             obj(resourceVersion="5"),
             obj(resourceVersion="5"),
