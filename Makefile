@@ -37,8 +37,8 @@ help:
 
 # Which pinned binaries `deps` builds: `run`, what `make run` starts (control plane, real node,
 # CoreDNS, pause, cert-manager), or `test`, which adds the test-only tools (otelcol, promtool,
-# operator-condition, OLM v0, cosign, Toxiproxy). `make test` builds those itself, beside the
-# sessions that need none of them (below).
+# operator-condition, OLM v0, cosign, Toxiproxy). `make test` builds those itself, beside its first
+# session (below).
 BINARIES ?= run
 
 deps:
@@ -56,47 +56,35 @@ endif
 run-processes: deps
 	$(UV_RUN) python -m hack.run up --processes
 
-# Four pytest sessions, each with its own control plane: the deployed suite runs OLM as Pods, the
+# Three pytest sessions, each with its own control plane: the deployed suite runs OLM as Pods, the
 # others run it as processes, and two operator-controllers must never share a cluster. The first
 # runs the unit tests and $(RANDOM_ORDER_E2E) in random order (pytest-randomly prints its seed at
 # the top; `-p randomly --randomly-seed=N` replays it), so a test that depends on another's leftovers
-# fails as soon as it is written. Each prints its 20 slowest tests. A failed session does not stop
-# the others: all report, and the target fails at the end naming the sessions that failed.
+# fails as soon as it is written. The deployed suite runs beside the second session: both mostly
+# wait on controllers and Pods (the second alone keeps about one core of two busy), and they share
+# nothing but the machine. Its output goes to $(DEPLOYED_LOG) and is printed when both are done, so
+# the two sessions' lines do not interleave. A failed session does not stop the others: all three
+# report, and the target fails at the end naming the sessions that failed. Each prints its 20
+# slowest tests.
 #
-# The test-only tools (otelcol, promtool, operator-condition, OLM v0, cosign, Toxiproxy) take a
-# fresh machine a quarter of an hour to build, so they are built at the lowest CPU priority beside
-# the sessions that need none of them: the first, then the second, e2e without $(TOOL_E2E)
-# (OLMPY_TEST_BINARIES=run tells e2e/conftest.py to ask for `make run`'s binaries only; their
-# directory holds nothing else, so a test there that needs a tool fails wherever it runs). Once the
-# tools are built the deployed suite starts beside the second session (both mostly wait on
-# controllers and Pods), and $(TOOL_E2E) runs when the second is done. Where the tools are cached,
-# the build returns at once. The second and the deployed sessions write to $(E2E_LOG) and
-# $(DEPLOYED_LOG), printed when each is done, so no two sessions' lines interleave.
+# The first session needs only the `run` binaries (OLMPY_TEST_BINARIES=run tells e2e/conftest.py),
+# so on a machine that lacks the test-only tools they are built beside it, at the lowest CPU
+# priority: the unit tests keep their core, and the build takes what they leave. The other sessions
+# start once the build is done (at once where the tools are cached).
 RANDOM_ORDER_E2E := e2e/runtime
-TOOL_E2E := e2e/image_signatures e2e/migration e2e/monitoring e2e/observability e2e/operator_controller/test_readiness.py
 SLOWEST := --durations=20
-E2E_LOG := build/test-e2e.log
 DEPLOYED_LOG := build/test-deployed.log
 TOOLS_LOG := build/test-tools.log
 test: deps
-	@failed=""; deployed=""; mkdir -p $(dir $(DEPLOYED_LOG)); \
+	@failed=""; mkdir -p $(dir $(DEPLOYED_LOG)); \
 	nice -n 19 $(UV_RUN) python -m hack.controlplane build --set test > $(TOOLS_LOG) 2>&1 & tools=$$!; \
 	OLMPY_TEST_BINARIES=run $(PYTEST) $(SLOWEST) -p randomly unit hack/tests $(RANDOM_ORDER_E2E) || failed="$$failed unit+$(RANDOM_ORDER_E2E)"; \
-	echo "make test: e2e but $(TOOL_E2E) runs now, its output follows it (live: $(E2E_LOG))"; \
-	OLMPY_TEST_BINARIES=run $(PYTEST) $(SLOWEST) e2e --ignore=e2e/deployed --ignore=$(RANDOM_ORDER_E2E) $(addprefix --ignore=,$(TOOL_E2E)) > $(E2E_LOG) 2>&1 & e2e=$$!; \
-	if wait $$tools; then \
-		echo "make test: test-only tools built; e2e/deployed runs now, its output follows it (live: $(DEPLOYED_LOG))"; \
-		$(PYTEST) $(SLOWEST) e2e/deployed > $(DEPLOYED_LOG) 2>&1 & deployed=$$!; \
-	else \
-		cat $(TOOLS_LOG); echo "make test: building the test-only tools failed"; failed="$$failed test-tools"; \
-	fi; \
-	wait $$e2e || failed="$$failed e2e"; \
-	echo "make test: the output of e2e but $(TOOL_E2E):"; cat $(E2E_LOG); \
-	if [ -n "$$deployed" ]; then \
-		$(PYTEST) $(SLOWEST) $(TOOL_E2E) || failed="$$failed $(TOOL_E2E)"; \
-		wait $$deployed || failed="$$failed e2e/deployed"; \
-		echo "make test: the output of e2e/deployed:"; cat $(DEPLOYED_LOG); \
-	fi; \
+	if ! wait $$tools; then cat $(TOOLS_LOG); echo "make test: building the test-only tools failed"; exit 1; fi; \
+	echo "make test: e2e/deployed runs beside the next session; its output follows it (live: $(DEPLOYED_LOG))"; \
+	$(PYTEST) $(SLOWEST) e2e/deployed > $(DEPLOYED_LOG) 2>&1 & deployed=$$!; \
+	$(PYTEST) $(SLOWEST) e2e --ignore=e2e/deployed --ignore=$(RANDOM_ORDER_E2E) || failed="$$failed e2e"; \
+	wait $$deployed || failed="$$failed e2e/deployed"; \
+	echo "make test: the output of e2e/deployed:"; cat $(DEPLOYED_LOG); \
 	if [ -n "$$failed" ]; then echo "make test: failed sessions:$$failed"; exit 1; fi; \
 	echo "make test: all sessions passed"
 
