@@ -29,6 +29,17 @@ class Reach(enum.Enum):
     """Neither: the objects are read by GET, by name, when the revision is reconciled."""
 
 
+async def _review(client: Client, attributes: dict[str, Any]) -> bool:
+    """Whether `client`'s identity may do what the resource `attributes` describe."""
+    review = {
+        "apiVersion": kinds.SELF_SUBJECT_ACCESS_REVIEW.api_version,
+        "kind": kinds.SELF_SUBJECT_ACCESS_REVIEW.kind,
+        "spec": {"resourceAttributes": attributes},
+    }
+    answer = await client.create(review)
+    return bool((answer.get("status") or {}).get("allowed"))
+
+
 async def allowed(client: Client, resource: ResourceInfo, verb: str, namespace: str = "") -> bool:
     """Whether `client`'s identity may `verb` `resource` (in `namespace`; "" for every namespace)."""
     attributes: dict[str, Any] = {
@@ -39,31 +50,15 @@ async def allowed(client: Client, resource: ResourceInfo, verb: str, namespace: 
     }
     if namespace:
         attributes["namespace"] = namespace
-    review = {
-        "apiVersion": kinds.SELF_SUBJECT_ACCESS_REVIEW.api_version,
-        "kind": kinds.SELF_SUBJECT_ACCESS_REVIEW.kind,
-        "spec": {"resourceAttributes": attributes},
-    }
-    answer = await client.create(review)
-    return bool((answer.get("status") or {}).get("allowed"))
+    return await _review(client, attributes)
 
 
 async def may_watch_everything(client: Client) -> bool:
     """Whether `client`'s identity may list and watch every resource of every group in all
     namespaces (RBAC allows it only from a rule of wildcards bound cluster-wide, as `cluster-admin`
     has): two reviews that answer for every kind the identity will ever watch."""
-
-    async def review(verb: str) -> bool:
-        answer = await client.create(
-            {
-                "apiVersion": kinds.SELF_SUBJECT_ACCESS_REVIEW.api_version,
-                "kind": kinds.SELF_SUBJECT_ACCESS_REVIEW.kind,
-                "spec": {"resourceAttributes": {"verb": verb, "group": "*", "resource": "*"}},
-            }
-        )
-        return bool((answer.get("status") or {}).get("allowed"))
-
-    return all(await asyncio.gather(*(review(verb) for verb in WATCH_VERBS)))
+    everything = ({"verb": verb, "group": "*", "resource": "*"} for verb in WATCH_VERBS)
+    return all(await asyncio.gather(*(_review(client, attributes) for attributes in everything)))
 
 
 async def _may_watch(client: Client, resource: ResourceInfo, namespace: str) -> bool:

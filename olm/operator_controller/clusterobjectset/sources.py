@@ -105,6 +105,23 @@ class Decoded:
     """(phase name, each object's (Secret uid, resourceVersion, key, collision protection)) ->
     the phase's digest; phases with inline objects are not kept."""
 
+    def recall(
+        self, namespace: str, name: str, key: str
+    ) -> tuple[tuple[str, str, str], dict[str, Any]] | None:
+        """The manifest under `key` of the Secret read as `namespace/name` before, with its
+        (uid, resourceVersion, key); None when it was not."""
+        read_before = self.secrets.get((namespace, name))
+        if read_before is None or (manifest := self.manifests.get((*read_before, key))) is None:
+            return None
+        return (*read_before, key), manifest
+
+    def keep(
+        self, namespace: str, name: str, key_of_value: tuple[str, str, str], manifest: dict[str, Any]
+    ) -> None:
+        """Remember `manifest`, decoded from the immutable Secret `namespace/name`."""
+        self.manifests[key_of_value] = manifest
+        self.secrets[(namespace, name)] = key_of_value[:2]
+
 
 def decode_value(raw: bytes, *, limit: int, where: str) -> dict[str, Any]:
     """A manifest from a Secret value: gunzipped when it starts with the gzip magic (at most
@@ -160,6 +177,37 @@ async def resolve_phases(
     earlier call on the same revision decoded is reused, and what this one decodes is kept there."""
     secrets: dict[tuple[str, str], Mapping[str, Any] | None] = {}
     mutable: set[str] = set()
+
+    async def value(
+        namespace: str, name: str, key: str, phase: str, where: str
+    ) -> tuple[tuple[str, str, str], dict[str, Any]]:
+        """The manifest under `key` of Secret `namespace/name`, with the (uid, resourceVersion, key)
+        of the Secret it was read from."""
+        if decoded is not None and (recalled := decoded.recall(namespace, name, key)) is not None:
+            return recalled
+        if (namespace, name) not in secrets:
+            secrets[(namespace, name)] = await get_secret(namespace, name)
+        secret = secrets[(namespace, name)]
+        if secret is None:
+            raise SourceMissing(f'referenced secret {namespace}/{name} of phase "{phase}" not found')
+        if not secret.get("immutable"):
+            mutable.add(f"{namespace}/{name}")
+        encoded = (secret.get("data") or {}).get(key)
+        if encoded is None:
+            raise SourceMissing(f'key {key} not found in secret {namespace}/{name} of phase "{phase}"')
+        meta = secret.get("metadata") or {}
+        key_of_value = (str(meta.get("uid")), str(meta.get("resourceVersion")), key)
+        if decoded is not None and (manifest := decoded.manifests.get(key_of_value)) is not None:
+            return key_of_value, manifest
+        try:
+            raw = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise SourceInvalid(f"{where}: value is not base64") from e
+        manifest = decode_value(raw, limit=limit, where=where)
+        if decoded is not None and secret.get("immutable"):
+            decoded.keep(namespace, name, key_of_value, manifest)
+        return key_of_value, manifest
+
     resolved: list[ResolvedPhase] = []
     for phase in spec.get("phases") or ():
         objects: list[ResolvedObject] = []
@@ -174,39 +222,7 @@ async def resolve_phases(
             namespace = ref.get("namespace") or system_namespace
             name, key = str(ref.get("name", "")), str(ref.get("key", ""))
             where = f"secret {namespace}/{name} key {key}"
-            if decoded is not None and (read_before := decoded.secrets.get((namespace, name))):
-                key_of_value = (*read_before, key)
-                if (manifest := decoded.manifests.get(key_of_value)) is not None:
-                    objects.append(ResolvedObject(manifest, protection, where))
-                    if keys is not None:
-                        keys.append((*key_of_value, protection))
-                    continue
-            if (namespace, name) not in secrets:
-                secrets[(namespace, name)] = await get_secret(namespace, name)
-            secret = secrets[(namespace, name)]
-            if secret is None:
-                raise SourceMissing(
-                    f'referenced secret {namespace}/{name} of phase "{phase["name"]}" not found'
-                )
-            if not secret.get("immutable"):
-                mutable.add(f"{namespace}/{name}")
-            encoded = (secret.get("data") or {}).get(key)
-            if encoded is None:
-                raise SourceMissing(
-                    f'key {key} not found in secret {namespace}/{name} of phase "{phase["name"]}"'
-                )
-            meta = secret.get("metadata") or {}
-            key_of_value = (str(meta.get("uid")), str(meta.get("resourceVersion")), key)
-            manifest = decoded.manifests.get(key_of_value) if decoded is not None else None
-            if manifest is None:
-                try:
-                    raw = base64.b64decode(encoded, validate=True)
-                except (binascii.Error, ValueError) as e:
-                    raise SourceInvalid(f"{where}: value is not base64") from e
-                manifest = decode_value(raw, limit=limit, where=where)
-                if decoded is not None and secret.get("immutable"):
-                    decoded.manifests[key_of_value] = manifest
-                    decoded.secrets[(namespace, name)] = key_of_value[:2]
+            key_of_value, manifest = await value(namespace, name, key, str(phase["name"]), where)
             objects.append(ResolvedObject(manifest, protection, where))
             if keys is not None:
                 keys.append((*key_of_value, protection))

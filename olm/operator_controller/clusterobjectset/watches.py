@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api import names, ownership
@@ -100,6 +100,18 @@ class _Use:
     """The object's namespace; "" for a cluster-scoped kind."""
 
 
+@dataclass
+class _Answers:
+    """What the API server said one identity may watch."""
+
+    everything: bool | None = None
+    """Whether it may list and watch every kind in all namespaces; None until asked."""
+    reach: dict[tuple[GroupVersionKind, str], access.Reach] = field(default_factory=dict)
+    """(kind, object namespace) -> how far it may watch, asked when `everything` is False."""
+    asking: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while `everything` is asked: concurrent lookups share one answer."""
+
+
 @dataclass(frozen=True)
 class _Watch:
     identity: str
@@ -134,12 +146,8 @@ class DriftWatches:
         self._uses: dict[str, set[_Use]] = {}
         """Revision name -> what it looked up."""
         self._decided: dict[_Use, _Watch | None] = {}
-        self._reach: dict[tuple[str, GroupVersionKind, str], access.Reach] = {}
-        """(identity, kind, object namespace) -> how far that identity may watch the kind."""
-        self._everything: dict[str, bool] = {}
-        """Identity -> whether it may list and watch everything."""
-        self._asking: dict[str, asyncio.Lock] = {}
-        """Identity -> held while asking that: concurrent lookups share one answer."""
+        self._answers: dict[str, _Answers] = {}
+        """Identity -> what the API server said it may watch, while a revision written as it is used."""
         self._deciding: dict[_Use, asyncio.Lock] = {}
         """One lock per use: a phase's objects are planned concurrently, and those of one kind and
         namespace must share one access review, not each send their own."""
@@ -255,18 +263,16 @@ class DriftWatches:
         return self._informer_for(_Watch(use.identity, use.selector, use.gvk, namespace), resource, client)
 
     async def _identity_reach(self, use: _Use, resource: ResourceInfo, client: Client) -> access.Reach:
-        key = (use.identity, use.gvk, use.namespace)
-        if (known := self._reach.get(key)) is not None:
-            return known
-        async with self._asking.setdefault(use.identity, asyncio.Lock()):
-            if use.identity not in self._everything:
-                self._everything[use.identity] = await access.may_watch_everything(client)
-        if self._everything[use.identity]:
-            reach = access.Reach.ALL_NAMESPACES
-        else:
-            reach = await access.watch_reach(client, resource, use.namespace or None)
-        self._reach[key] = reach
-        return reach
+        answers = self._answers.setdefault(use.identity, _Answers())
+        async with answers.asking:
+            if answers.everything is None:
+                answers.everything = await access.may_watch_everything(client)
+        if answers.everything:
+            return access.Reach.ALL_NAMESPACES
+        key = (use.gvk, use.namespace)
+        if (known := answers.reach.get(key)) is None:
+            known = answers.reach[key] = await access.watch_reach(client, resource, use.namespace or None)
+        return known
 
     async def _shared_may_watch(self, resource: ResourceInfo) -> bool:
         assert self._shared is not None
@@ -327,11 +333,8 @@ class DriftWatches:
         for use in mine - others:
             self._decided.pop(use, None)
             self._deciding.pop(use, None)
-        in_use = {use.identity for use in others}
-        for identity in {use.identity for use in mine} - in_use:
-            self._everything.pop(identity, None)
-            self._asking.pop(identity, None)
-        self._reach = {key: reach for key, reach in self._reach.items() if key[0] in in_use}
+        for identity in {use.identity for use in mine} - {use.identity for use in others}:
+            self._answers.pop(identity, None)
         wanted = {watch for watch in self._decided.values() if watch is not None}
         stopped: list[str] = []
         for watch in [w for w in self._informers if w not in wanted]:
