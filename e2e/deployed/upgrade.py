@@ -35,7 +35,7 @@ from olm_runtime.testing.poll import eventually
 from olm_testkit import metricsreader
 from olm_testkit.release import artifacts, source, version
 
-PREVIOUS_LANDED = "947eec509ee2b00fbd64de18225783cad51b45b7"
+PREVIOUS_LANDED = "fc619a8021d9d5a8ac57d862d43cf1ed4bd0f821"
 """The last commit that landed before this suite existed (no release tag yet): the OLM users
 run today. Replaced by the newest release tag as soon as there is one."""
 SECRET_LIMIT = 64 << 20
