@@ -31,7 +31,10 @@ process; the registry dedupes blobs between repositories.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -164,9 +167,31 @@ def _write_stream(directory: Path, objects: Sequence[Any]) -> None:
             handle.write(orjson.dumps(obj) + b"\n")
 
 
+@functools.cache
+def _scratch_root() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="olm-testkit-"))
+    atexit.register(_remove_tree, root)
+    return root
+
+
+def _scratch(prefix: str) -> Path:
+    """A new directory kept for the life of the process (a failing test can point at the catalog it
+    published) and removed with every other one at its exit, so test sessions do not fill `/tmp`."""
+    with _lock:
+        root = _scratch_root()
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+
+
+def _remove_tree(root: Path) -> None:
+    # Bundles copied from the read-only realdata keep its modes: a directory must be made writable
+    # again before its entries can go (root needs no such thing; other users do).
+    for directory, _, _ in os.walk(root):
+        os.chmod(directory, 0o700)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def _workdir() -> Path:
-    # Kept for the life of the process: a failing test can point at the catalog it published.
-    return Path(tempfile.mkdtemp(prefix="realdata-fbc-"))
+    return _scratch("realdata-fbc-")
 
 
 @dataclass
@@ -196,7 +221,7 @@ class _Catalog:
                 or item.bundle_properties
                 or item.version != _csv_version(item.source)
             ):
-                bundle_dir = _derive(item, custom.name, name, Path(tempfile.mkdtemp(prefix="bundle-")) / "b")
+                bundle_dir = _derive(item, custom.name, name, _scratch("bundle-") / "b")
             ref = push_bundle(self.pusher, self.host, f"{self.prefix}/{custom.name}-bundle", bundle_dir)
             self.bundles[name] = ref
             package = {"packageName": custom.name, "version": item.version}
