@@ -38,6 +38,7 @@ from olm_runtime.cache._backoff import Backoff
 from olm_runtime.cache._objects import Transform, object_key
 from olm_runtime.client import errors
 from olm_runtime.client.gvk import ResourceInfo
+from olm_runtime.client.options import METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT
 from olm_runtime.clock import REAL, Clock, Timer, sleep
 
 __all__ = [
@@ -55,8 +56,6 @@ _log = structlog.get_logger("olm_runtime.cache")
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 """Annotation of the bookmark that ends the initial events of a streaming list."""
 
-_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-_METADATA_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 _LIST_TIMEOUT = 300.0  # one page, or a whole unpaged list served from the watch cache
 _VERY_SHORT_WATCH = 1.0
 _INITIAL_EVENTS_WARNING = 10.0
@@ -450,7 +449,7 @@ class Reflector:
         params = dict(first)
         if limit:
             params["limit"] = str(limit)
-        headers = {"Accept": _METADATA_LIST} if self._metadata_only else None
+        headers = {"Accept": METADATA_LIST_ACCEPT} if self._metadata_only else None
         items: list[dict[str, Any]] = []
         pages = 0
         while True:
@@ -549,7 +548,9 @@ class Reflector:
         if rv:
             params["resourceVersion"] = rv
         if self._metadata_only:
-            context = self._transport.stream(self._path, params=params, headers={"Accept": _METADATA_WATCH})
+            context = self._transport.stream(
+                self._path, params=params, headers={"Accept": METADATA_WATCH_ACCEPT}
+            )
         else:
             context = self._transport.stream(self._path, params=params)
         # Entered by hand rather than through an AsyncExitStack: one stack per open watch is

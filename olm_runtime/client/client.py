@@ -20,7 +20,14 @@ from olm_runtime.client import errors
 from olm_runtime.client._identity import IdentityCache
 from olm_runtime.client.config import RestConfig, load_config
 from olm_runtime.client.gvk import GroupVersionKind, ResourceInfo
-from olm_runtime.client.options import ObjectList, PatchType, Preconditions, PropagationPolicy, WatchEvent
+from olm_runtime.client.options import (
+    METADATA_LIST_ACCEPT,
+    ObjectList,
+    PatchType,
+    Preconditions,
+    PropagationPolicy,
+    WatchEvent,
+)
 from olm_runtime.client.restmapper import RESTMapper
 from olm_runtime.client.transport import Transport
 
@@ -179,6 +186,7 @@ class Client:
         params: Mapping[str, str] | None = None,
         body: Any = None,
         content_type: str = "application/json",
+        accept: str | None = None,
     ) -> Object:
         data = await self.transport.request(
             method,
@@ -186,6 +194,7 @@ class Client:
             params=params,
             body=None if body is None else orjson.dumps(body),
             content_type=content_type if body is not None else None,
+            headers=None if accept is None else {"Accept": accept},
         )
         result: Object = orjson.loads(data)
         return result
@@ -207,8 +216,11 @@ class Client:
         continue_token: str | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
+        metadata_only: bool = False,
     ) -> ObjectList:
-        """One page of a list (all of it when `limit` is None); `continue_token` asks for the next."""
+        """One page of a list (all of it when `limit` is None); `continue_token` asks for the next.
+        `metadata_only` asks for each item's metadata alone (PartialObjectMetadata), as
+        controller-runtime's metadata client does: a list of Secrets without their data."""
         params = _selectors(label_selector, field_selector)
         if limit is not None:
             params["limit"] = str(limit)
@@ -218,7 +230,10 @@ class Client:
             params["resourceVersion"] = resource_version
         if resource_version_match:
             params["resourceVersionMatch"] = resource_version_match
-        body = await self._call("GET", await self._path(gvk, namespace=namespace), params=params)
+        path = await self._path(gvk, namespace=namespace)
+        body = await self._call(
+            "GET", path, params=params, accept=METADATA_LIST_ACCEPT if metadata_only else None
+        )
         items: list[Object] = body.get("items") or []
         for item in items:
             item["apiVersion"] = gvk.api_version
@@ -236,9 +251,11 @@ class Client:
         page_size: int = DEFAULT_PAGE_SIZE,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
+        metadata_only: bool = False,
     ) -> ObjectList:
-        """Every matching object, fetched `page_size` at a time, with the resourceVersion of the
-        list. If the continuation expires between pages (410), the list is retried in one request."""
+        """Every matching object (its metadata only with `metadata_only`), fetched `page_size` at a
+        time, with the resourceVersion of the list. If the continuation expires between pages
+        (410), the list is retried in one request."""
 
         async def fetch(limit: int | None, continue_token: str | None = None) -> ObjectList:
             return await self.list_page(
@@ -250,6 +267,7 @@ class Client:
                 continue_token=continue_token,
                 resource_version=resource_version,
                 resource_version_match=resource_version_match,
+                metadata_only=metadata_only,
             )
 
         page = await fetch(page_size)

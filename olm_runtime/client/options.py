@@ -6,7 +6,21 @@ import enum
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["ObjectList", "PatchType", "Preconditions", "PropagationPolicy", "WatchEvent"]
+__all__ = [
+    "METADATA_LIST_ACCEPT",
+    "METADATA_WATCH_ACCEPT",
+    "ObjectList",
+    "PatchType",
+    "Preconditions",
+    "PropagationPolicy",
+    "WatchEvent",
+]
+
+METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+"""The `Accept` of a list that wants each item's metadata only (PartialObjectMetadata); a server
+that cannot serve it falls back to full objects."""
+METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+"""The `Accept` of a watch whose events carry metadata only."""
 
 
 class PatchType(enum.StrEnum):

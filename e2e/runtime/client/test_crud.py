@@ -70,6 +70,26 @@ async def test_list_filters_by_label_and_field_selector(client: Client, namespac
     assert [i["metadata"]["name"] for i in named.items] == ["c"]
 
 
+async def test_a_metadata_only_list_leaves_the_content_on_the_server(client: Client, namespace: str) -> None:
+    for i in range(3):
+        obj = config_map(namespace, f"big-{i}", {"payload": "x" * 100_000})
+        obj["metadata"]["labels"] = {"size": "big"}
+        await client.create(obj)
+
+    full = await client.list(kinds.CONFIG_MAP, namespace=namespace, label_selector="size=big")
+    assert all(len(item["data"]["payload"]) == 100_000 for item in full.items)
+    paged = await client.list(
+        kinds.CONFIG_MAP, namespace=namespace, label_selector="size=big", metadata_only=True, page_size=2
+    )
+    assert sorted(item["metadata"]["name"] for item in paged.items) == ["big-0", "big-1", "big-2"]
+    for item, whole in zip(paged.items, full.items, strict=True):
+        assert "data" not in item
+        assert (item["apiVersion"], item["kind"]) == ("v1", "ConfigMap")
+        assert item["metadata"]["labels"] == {"size": "big"}
+        assert item["metadata"]["uid"] == whole["metadata"]["uid"]
+    assert int(paged.resource_version) > 0
+
+
 async def test_cluster_scoped_objects_need_no_namespace(client: Client, namespace: str) -> None:
     ns = await client.get(kinds.NAMESPACE, namespace)
     assert ns["metadata"]["name"] == namespace

@@ -182,12 +182,14 @@ async def sweep(
     # From the API server's watch cache as it stands (resourceVersion 0), not a consistent read: the
     # Secrets this looks for were left by an earlier process or reconcile, which the cache has seen,
     # and a consistent list waits for the cache to catch up with etcd first (50-80 ms measured on
-    # every install but the first, a tenth of kube-green's).
+    # every install but the first, a tenth of kube-green's). Their metadata is all this needs: the
+    # content (up to a MiB a Secret) stays on the server, and a restart reads each revision's once.
     secrets = await client.list(
         kinds.SECRET,
         namespace=system_namespace,
         label_selector=owner_selector(extension),
         resource_version="0",
+        metadata_only=True,
     )
     for secret in secrets.items:
         metadata = secret.get("metadata") or {}
@@ -216,7 +218,9 @@ async def delete_secrets(
     if not revision_names:
         return []
     selector = f"{owner_selector(extension)},{names.REVISION_NAME_LABEL} in ({','.join(revision_names)})"
-    listed = await client.list(kinds.SECRET, namespace=system_namespace, label_selector=selector)
+    listed = await client.list(
+        kinds.SECRET, namespace=system_namespace, label_selector=selector, metadata_only=True
+    )
     deleted = []
     for secret in listed.items:
         name = (secret.get("metadata") or {}).get("name", "")
