@@ -38,6 +38,7 @@ __all__ = [
     "PACKAGE_NAME_LABEL",
     "PROPERTIES_ANNOTATION",
     "REMOVAL_POLICY_ANNOTATION",
+    "RENDER_KEY_ANNOTATION",
     "RETAINED_PACKAGE_ANNOTATION",
     "REVISION_NAME_LABEL",
     "ROLLBACK_ANNOTATION",
@@ -76,6 +77,10 @@ image reference as `ref` spells it (a tag, usually), so that the digest the revi
 stands for that tag until the tag is checked again."""
 CONTENT_DIGEST_ANNOTATION: Final = f"{GROUP}/content-digest"
 """On a ClusterObjectSet: digest of its rendered content, so an unchanged render makes no new revision."""
+RENDER_KEY_ANNOTATION: Final = f"{GROUP}/render-key"
+"""On a ClusterObjectSet rendered from a bundle: digest of what its content was rendered from (the
+bundle's digest, the extension's namespace, configuration, progress deadline and readiness contract,
+OLM's code and settings), so a restarted operator-controller reuses it without pulling the bundle."""
 PROPERTIES_ANNOTATION: Final = "olm.properties"
 """On a ClusterObjectSet, as upstream writes it: the bundle's properties (its CSV's `olm.properties`
 with `metadata/properties.yaml` merged in) as a JSON list, for tools that read them (for example

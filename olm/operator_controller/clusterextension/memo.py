@@ -20,7 +20,16 @@ With the digest it keeps the bundle's `olm.properties` (`Rendered`), which the r
 annotations carry and which a skipped render cannot read. Only rendered content is remembered:
 content restored from a revision (`rollbackTo`, `onFailure: Rollback`) is no render of its key.
 
-The certificate provider, the system namespace and the code are fixed for the life of the process.
+The certificate provider, the system namespace and the code are fixed for the life of the process,
+so the memo leaves them out; they matter to what a *restarted* process may reuse. Every revision
+rendered here records a digest of its key with them and of what the render produced (`stored_key`,
+the `render-key` annotation): a process that starts with an empty memo and finds that digest on the
+newest active revision takes the revision's content digest and properties annotations as
+remembered (`recorded`; an edit of either breaks the match), and a steady extension is
+reconciled after a restart without its bundle being pulled, parsed or rendered again, as it is by
+the process that rendered it. The renderer's part (`renderer`) digests OLM's own source and those
+settings, so a new OLM version or another `--system-namespace` renders everything once again.
+
 The revision side is checked, not keyed: the memo is used only when the newest active revision's
 content-digest annotation equals the remembered digest, so a new, archived, deleted or edited
 revision takes the full path. Catalog changes need no key part: they reach this step as a
@@ -30,13 +39,19 @@ business and never passes through here.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import orjson
 
+import olm
+from olm.api import names
 from olm.api.extensionspec import ExtensionSpec
+from olm.api.revisions import Revision
 
-__all__ = ["RenderKey", "RenderMemo", "Rendered", "render_key"]
+__all__ = ["RenderKey", "RenderMemo", "Rendered", "recorded", "render_key", "renderer", "stored_key"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +75,24 @@ def render_key(image: str, spec: ExtensionSpec) -> RenderKey:
         progress_deadline_minutes=spec.progress_deadline_minutes,
         operator_condition=spec.upgrade.operator_condition,
     )
+
+
+@functools.cache
+def _source_digest() -> str:
+    """OLM's Python source, every file by its path in the package: what renders and packs."""
+    root = Path(olm.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def renderer(*, system_namespace: str, bundle_webhooks: bool) -> str:
+    """What renders and packs besides a `RenderKey`'s inputs, fixed for a process's life: OLM's
+    code and the settings the content depends on."""
+    settings = {"source": _source_digest(), "systemNamespace": system_namespace, "webhooks": bundle_webhooks}
+    return hashlib.sha256(orjson.dumps(settings, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -90,3 +123,34 @@ class RenderMemo:
 
     def forget(self, extension: str) -> None:
         self._rendered.pop(extension, None)
+
+
+def stored_key(key: RenderKey, renderer: str, rendered: Rendered) -> str:
+    """What a revision records of the render that produced it (the `render-key` annotation): a
+    digest of the key's inputs, the renderer, and what the render produced, the content digest and
+    the properties, which the revision carries in annotations of their own. So the record vouches
+    for those annotations too: one edited or removed no longer matches it."""
+    inputs = {
+        "image": key.image,
+        "namespace": key.namespace,
+        "config": key.config.decode(),
+        "progressDeadlineMinutes": key.progress_deadline_minutes,
+        "operatorCondition": key.operator_condition,
+        "renderer": renderer,
+        "digest": rendered.digest,
+        "properties": rendered.properties,
+    }
+    return "sha256:" + hashlib.sha256(orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def recorded(revision: Revision, key: RenderKey, renderer: str) -> Rendered | None:
+    """What rendering `key` produced, as `revision` records it when this renderer rendered it from
+    that key (and its content digest and properties annotations are as the render left them), else
+    None."""
+    annotations = revision.object.get("metadata", {}).get("annotations") or {}
+    rendered = Rendered(digest=revision.digest, properties=annotations.get(names.PROPERTIES_ANNOTATION))
+    if not revision.digest or annotations.get(names.RENDER_KEY_ANNOTATION) != stored_key(
+        key, renderer, rendered
+    ):
+        return None
+    return rendered

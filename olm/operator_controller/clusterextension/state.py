@@ -52,6 +52,9 @@ class State:
     packed: PackedRevision | None = None
     digest: str = ""
     """pack."""
+    render_key: str | None = None
+    """pack: the digest of what the content was rendered from (`memo.stored_key`), which the
+    revision records; None for content restored from a revision."""
     rollback: RollbackRecord | None = None
     """roll_back_failed: why the content restored is rolled out (apply records it)."""
     failure: Failure | None = None

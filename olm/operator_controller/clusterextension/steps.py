@@ -27,7 +27,7 @@ from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_OBJECT_SET, OPERATOR_CONDITIO
 from olm.api.revisions import BundleRef, Revision, RevisionStates, RollbackRecord
 from olm.operator_controller import applier, metrics, revision_owners
 from olm.operator_controller.applier import revisions
-from olm.operator_controller.clusterextension.memo import Rendered, render_key
+from olm.operator_controller.clusterextension.memo import Rendered, recorded, render_key, renderer, stored_key
 from olm.operator_controller.clusterextension.options import Installer
 from olm.operator_controller.clusterextension.state import Context, State
 from olm.operator_controller.clusterextension.status import Failure
@@ -88,11 +88,13 @@ def _revision_labels(state: State) -> dict[str, str]:
 
 def _revision_annotations(state: State) -> dict[str, str]:
     """What a revision says of its bundle, its source image reference (a bundle image source) and
-    identity, and the bundle's properties when known."""
+    identity, the bundle's properties when known, and what its content was rendered from."""
     assert state.bundle is not None
     annotations = {**_bundle_annotations(state.bundle, state.image), **_identity_annotations(state)}
     if state.properties is not None:
         annotations[names.PROPERTIES_ANNOTATION] = state.properties
+    if state.render_key is not None:
+        annotations[names.RENDER_KEY_ANNOTATION] = state.render_key
     if state.spec.bundle is not None:
         annotations[names.BUNDLE_SOURCE_ANNOTATION] = state.spec.bundle.ref
     return annotations
@@ -182,6 +184,9 @@ class Pipeline:
             unpacker=context.unpacker,
             client=context.client,
             certificates=CertManagerProvider() if context.options.bundle_webhooks else None,
+        )
+        self._renderer = renderer(
+            system_namespace=context.options.system_namespace, bundle_webhooks=context.options.bundle_webhooks
         )
         self._kubernetes_version: tuple[float, semver.Version | None] | None = None
         self._identity_policy = IdentityPolicy(context.client, context.options.identity_policy)
@@ -483,7 +488,10 @@ class Pipeline:
         if image is None or latest is None:
             return CONTINUE
         name = state.extension["metadata"]["name"]
-        rendered = self.memory.render.lookup(name, render_key(image, state.spec))
+        key = render_key(image, state.spec)
+        rendered = self.memory.render.lookup(name, key)
+        if rendered is None and (rendered := recorded(latest, key, self._renderer)) is not None:
+            self.memory.render.remember(name, key, rendered)  # an earlier process rendered it
         if rendered is None or rendered.digest != latest.digest:
             return CONTINUE
         state.image = image
@@ -623,7 +631,9 @@ class Pipeline:
         state.digest = revisions.content_digest(state.packed, state.spec.progress_deadline_minutes)
         if state.registry_v1 is not None:  # rendered here; restored content is no render of the key
             rendered = Rendered(digest=state.digest, properties=state.properties)
-            self.memory.render.remember(name, render_key(state.image, state.spec), rendered)
+            key = render_key(state.image, state.spec)
+            self.memory.render.remember(name, key, rendered)
+            state.render_key = stored_key(key, self._renderer, rendered)
         latest = state.states.latest
         if latest is None or latest.digest != state.digest:
             return CONTINUE  # an older active revision with this content is not reused: it is being replaced

@@ -7,10 +7,20 @@ from typing import Any
 
 import pytest
 
+from olm.api import names
 from olm.api.extensionspec import ExtensionSpec, Readiness
+from olm.api.revisions import Revision
 from olm.operator_controller import applier
 from olm.operator_controller.applier import revisions
-from olm.operator_controller.clusterextension.memo import Rendered, RenderKey, RenderMemo, render_key
+from olm.operator_controller.clusterextension.memo import (
+    Rendered,
+    RenderKey,
+    RenderMemo,
+    recorded,
+    render_key,
+    renderer,
+    stored_key,
+)
 from olm.pipeline.render import CertManagerProvider, manifests_for
 from unit import realdata
 
@@ -118,3 +128,76 @@ def test_the_memo_answers_only_for_the_key_it_was_given() -> None:
     assert memo.lookup("argocd", key) is None
     memo.forget("argocd")
     assert memo.lookup("argocd", key_of(extension(), OTHER_IMAGE)) is None
+
+
+RENDERER = renderer(system_namespace="olmv1-system", bundle_webhooks=True)
+PROPERTIES = '[{"type":"olm.maxOpenShiftVersion","value":"4.16"}]'
+RENDERED = Rendered(digest="sha256:content", properties=PROPERTIES)
+
+
+def test_the_stored_key_digests_the_inputs_the_renderer_and_the_result() -> None:
+    key = key_of(extension())
+    stored = stored_key(key, RENDERER, RENDERED)
+    assert stored.startswith("sha256:")
+    assert stored_key(key_of(extension()), RENDERER, Rendered("sha256:content", PROPERTIES)) == stored
+    assert stored_key(key_of(extension(**inline({"watchNamespace": "x"}))), RENDERER, RENDERED) != stored
+    assert stored_key(key_of(extension(), OTHER_IMAGE), RENDERER, RENDERED) != stored
+    assert stored_key(key, RENDERER, Rendered("sha256:other", PROPERTIES)) != stored
+    assert stored_key(key, RENDERER, Rendered("sha256:content", None)) != stored
+    for other in (
+        renderer(system_namespace="elsewhere", bundle_webhooks=True),
+        renderer(system_namespace="olmv1-system", bundle_webhooks=False),
+    ):
+        assert other != RENDERER
+        assert stored_key(key, other, RENDERED) != stored
+    assert renderer(system_namespace="olmv1-system", bundle_webhooks=True) == RENDERER
+
+
+def revision(annotations: dict[str, str]) -> Revision:
+    return Revision.of(
+        {
+            "metadata": {"name": "argocd-1", "annotations": annotations},
+            "spec": {"revision": 1, "lifecycleState": "Active"},
+        }
+    )
+
+
+def test_a_revision_answers_for_the_render_it_records() -> None:
+    key = key_of(extension())
+    annotations = {
+        names.CONTENT_DIGEST_ANNOTATION: RENDERED.digest,
+        names.RENDER_KEY_ANNOTATION: stored_key(key, RENDERER, RENDERED),
+        names.PROPERTIES_ANNOTATION: PROPERTIES,
+    }
+    assert recorded(revision(annotations), key, RENDERER) == RENDERED
+    assert recorded(revision(annotations), key_of(extension(namespace="elsewhere")), RENDERER) is None
+    assert recorded(revision(annotations), key, renderer(system_namespace="x", bundle_webhooks=True)) is None
+    # A bundle without properties: none recorded, none expected.
+    bare = Rendered(digest=RENDERED.digest, properties=None)
+    without = {
+        names.CONTENT_DIGEST_ANNOTATION: bare.digest,
+        names.RENDER_KEY_ANNOTATION: stored_key(key, RENDERER, bare),
+    }
+    assert recorded(revision(without), key, RENDERER) == bare
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param({names.PROPERTIES_ANNOTATION: None}, id="properties removed"),
+        pytest.param({names.PROPERTIES_ANNOTATION: "[]"}, id="properties edited"),
+        pytest.param({names.CONTENT_DIGEST_ANNOTATION: "sha256:edited"}, id="content digest edited"),
+        pytest.param({names.CONTENT_DIGEST_ANNOTATION: None}, id="content digest removed"),
+        pytest.param({names.RENDER_KEY_ANNOTATION: None}, id="written by an OLM that records no key"),
+    ],
+)
+def test_an_edited_record_is_rendered_again(edit: dict[str, str | None]) -> None:
+    key = key_of(extension())
+    annotations: dict[str, str | None] = {
+        names.CONTENT_DIGEST_ANNOTATION: RENDERED.digest,
+        names.RENDER_KEY_ANNOTATION: stored_key(key, RENDERER, RENDERED),
+        names.PROPERTIES_ANNOTATION: PROPERTIES,
+        **edit,
+    }
+    kept = {k: v for k, v in annotations.items() if v is not None}
+    assert recorded(revision(kept), key, RENDERER) is None
