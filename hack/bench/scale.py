@@ -15,6 +15,8 @@ up to each size of `--sizes`, and at each size measures:
   new one exists (median and worst);
 - restart: SIGTERM, start, seconds until both controllers have reconciled every extension and
   revision and their queues are empty;
+- the same restart from an empty cache directory, as a new Pod starts (its cache is an emptyDir),
+  and how many bundles that restart unpacked (pulled from the registry) again;
 - its watches: the API server's open watches with it running minus without it (stopped for the
   restart), so the control plane's own watches, which grow with the CRDs, cancel out.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -70,6 +73,8 @@ class Row:
     drift_median: float = 0.0
     drift_worst: float = 0.0
     restart_seconds: float = 0.0
+    new_pod_restart_seconds: float = 0.0
+    bundles_pulled: int = 0
     watches: float = 0.0
 
 
@@ -123,6 +128,16 @@ async def restart(controller: OperatorControllerProcess, count: int) -> float:
         converged, what=f"a restart to reconcile {count} extensions", timeout=TIMEOUT, interval=1.0
     )
     return time.perf_counter() - started
+
+
+async def restart_from_empty_cache(controller: OperatorControllerProcess, count: int) -> tuple[float, int]:
+    """`restart` as a new Pod does it, with nothing in the cache directory; and how many bundles it
+    unpacked again (each one pulled from the registry)."""
+    controller.stop(timeout=60.0)
+    shutil.rmtree(controller.cache_dir, ignore_errors=True)
+    seconds = await restart(controller, count)
+    unpacked = controller.cache_dir / "unpack"
+    return seconds, sum(1 for _ in unpacked.iterdir()) if unpacked.is_dir() else 0
 
 
 async def run_mode(
@@ -189,6 +204,9 @@ async def run_mode(
                 row.slope_mib = (row.restarted_rss_mib - previous) / (
                     size - (rows[-1].extensions if rows else 0)
                 )
+                row.new_pod_restart_seconds, row.bundles_pulled = await restart_from_empty_cache(
+                    controller, size
+                )
                 rows.append(row)
                 print(f"[{mode}] {row}", flush=True)
         finally:
@@ -210,6 +228,8 @@ def print_table(rows: list[Row]) -> None:
         "req/min",
         "drift s (median/worst)",
         "restart s",
+        "empty-cache restart s",
+        "bundles pulled",
     )
     lines = [header]
     for r in rows:
@@ -226,6 +246,8 @@ def print_table(rows: list[Row]) -> None:
                 f"{r.requests_per_minute:.0f}",
                 f"{r.drift_median:.2f}/{r.drift_worst:.2f}",
                 f"{r.restart_seconds:.1f}",
+                f"{r.new_pod_restart_seconds:.1f}",
+                str(r.bundles_pulled),
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
