@@ -14,7 +14,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from e2e.operator_controller.conftest import Extensions, ServedCatalog
+from e2e.operator_controller.conftest import CustomCatalogs, Extensions, cat_facts_chain, wait_installed
 from olm.api import names
 from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime.testing.poll import eventually
@@ -48,18 +48,31 @@ async def test_a_restart_reuses_the_revision_without_the_bundle(
     namespace: str,
     installer: Installer,
     extensions: Extensions,
-    fixture_catalog: ServedCatalog,
+    custom_catalogs: CustomCatalogs,
     *,
     operator_controller: OperatorControllerProcess,
 ) -> None:
     kube = extensions.kube
     account = await installer(namespace)
+    # A bundle of its own (the package name is in its content): no other extension's reconcile
+    # unpacks or parses the same image, so whether this one did is told by its unpack directory.
+    package = unique("restarted")
+    published = await custom_catalogs.publish(
+        (cat_facts_chain(package, "1.0.0"),), repository=custom_catalogs.repository()
+    )
+    served = await custom_catalogs.serve(published)
     name = unique("restart")
     unpacked = operator_controller.cache_dir / "unpack" / name
     await extensions.create(
-        name, "test", namespace, account, version="1.0.0", selector={"matchLabels": fixture_catalog.label}
+        name,
+        package,
+        namespace,
+        account,
+        version="1.0.0",
+        selector={"matchLabels": served.label},
+        config={"watchNamespace": namespace},
     )
-    await extensions.wait_condition(name, "Installed", "True", reason="Succeeded", timeout=180)
+    await wait_installed(extensions, name, "1.0.0")
     assert unpacked.is_dir(), "the install unpacked the bundle"
     revision = dict(await kube.get(CLUSTER_OBJECT_SET, f"{name}-1"))
     recorded = revision["metadata"]["annotations"].get(names.RENDER_KEY_ANNOTATION, "")
@@ -76,8 +89,8 @@ async def test_a_restart_reuses_the_revision_without_the_bundle(
         unchanged(dict(await kube.get(CLUSTER_OBJECT_SET, f"{name}-1")))
         listed = await kube.list(CLUSTER_OBJECT_SET, label_selector=f"{names.OWNER_NAME_LABEL}={name}")
         assert [r["metadata"]["name"] for r in listed.items] == [f"{name}-1"]
-        found = await extensions.wait_condition(name, "Installed", "True", reason="Succeeded")
-        assert found["status"]["install"]["bundle"] == {"name": "test-operator.1.0.0", "version": "1.0.0"}
+        found = await wait_installed(extensions, name, "1.0.0")
+        assert found["status"]["install"]["bundle"] == {"name": f"{package}.v1.0.0", "version": "1.0.0"}
 
         # As an older OLM left it: no record of the render. The next process renders it once, finds
         # the same content (no new revision) and records the key.
