@@ -8,6 +8,7 @@ of one owner and identity, and stop when the last revision using them is gone.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 
 import pytest
@@ -172,3 +173,35 @@ async def test_revisions_of_one_owner_share_an_informer_that_stops_with_the_last
         await eventually(lambda: _no_informers(drift), what="the drift informer to stop")
     finally:
         await revisions.cleanup()
+
+
+async def test_a_polled_rollout_sees_its_probe_pass_long_before_the_drift_poll(
+    admin_client: Client, namespace: str, manager: Manager
+) -> None:
+    """Nothing tells the controller when a polled object changes, and the status stays as it is
+    while the rollout waits for the same thing: it must look again by itself, soon."""
+    gate = config_map("gate", namespace, {"other": "x"})
+    gate["metadata"]["labels"] = {"gate": "yes"}
+    probe = {
+        "selector": {"type": "Label", "label": {"matchLabels": {"gate": "yes"}}},
+        "assertions": [{"type": "FieldValue", "fieldValue": {"fieldPath": "data.ready", "value": "true"}}],
+    }
+    await olmctl_account(admin_client, namespace, "waiter", [gate])
+    revisions = Revisions(admin_client, namespace, "waiter")
+    # A drift poll far longer than the test waits: only the rollout's own looks can see the change.
+    async with running(manager, dataclasses.replace(OPTIONS, drift_poll_interval=600.0)) as drift:
+        try:
+            await revisions.create(
+                "gated", [("only", inline(gate))], extra_spec={"progressionProbes": [probe]}
+            )
+            await revisions.wait_for("gated", "Progressing", "True", "RollingOut")
+            assert [str(gvk) for gvk in drift.polled(revisions.name("gated"))] == [str(kinds.CONFIG_MAP)]
+            await admin_client.patch(
+                kinds.CONFIG_MAP, "gate", {"data": {"ready": "true"}}, namespace=namespace
+            )
+            # The rollout looks again after 1, 2, 4, 8 and 16 s of waiting (a look within a few seconds
+            # of the change, here); without those looks the next is the drift poll's, 600 s away.
+            await revisions.wait_for("gated", "Progressing", "True", "Succeeded", timeout=20)
+        finally:
+            await revisions.cleanup()
+            await delete_installer_rbac(admin_client, "waiter")

@@ -57,11 +57,15 @@ from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
 from olm_runtime.controller.steps import Step
 
-__all__ = ["CONTROLLER_NAME", "Reconciler", "State"]
+__all__ = ["CONTROLLER_NAME", "FIRST_ROLLOUT_POLL", "Reconciler", "RolloutPolls", "State"]
 
 CONTROLLER_NAME = "clusterobjectset"
 
 _log = structlog.get_logger("olm.operator_controller.clusterobjectset")
+
+FIRST_ROLLOUT_POLL = 1.0
+"""Seconds before a rolling-out revision with polled kinds looks at its objects again after what
+it waits for changed (`RolloutPolls`)."""
 
 
 @dataclass
@@ -88,12 +92,37 @@ class State:
 
 
 @dataclass
+class RolloutPolls:
+    """When a rolling-out revision with polled kinds looks at its objects again.
+
+    Nothing tells the controller when a polled object changes, and a status write (which reconciles
+    the revision again) happens only when what the rollout waits for changes. So it looks 1 s
+    after each such change, then twice as long at each look that finds none, up to the drift poll
+    interval: a rollout that moves is followed within a second or two, a stuck one costs a handful
+    of looks, then one per interval."""
+
+    waiting_for: str = ""
+    """What the last look found the rollout waiting for (its outcome's message)."""
+    unchanged: int = 0
+    """Looks since that changed."""
+
+    def next(self, waiting_for: str, interval: float) -> float:
+        """Seconds until the next look, after one that found the rollout `waiting_for` that."""
+        if waiting_for != self.waiting_for:
+            self.waiting_for, self.unchanged = waiting_for, 0
+        seconds = min(interval, FIRST_ROLLOUT_POLL * (1 << self.unchanged))
+        self.unchanged = min(self.unchanged + 1, 30)  # 2**30 s is past any interval
+        return seconds
+
+
+@dataclass
 class _Memo:
     """What the reconciles of one revision keep for the next while it rolls out."""
 
     uid: str
     decoded: Decoded = field(default_factory=Decoded)
     applied: Applied = field(default_factory=dict)
+    polls: RolloutPolls = field(default_factory=RolloutPolls)
 
 
 def _polled_message(polled: list[GroupVersionKind], interval: float, identity: Identity) -> str:
@@ -331,6 +360,8 @@ class Reconciler:
             # passes): it looks again, by GET.
             interval = self.options.drift_poll_interval
             state.requeue_after = interval
+            if outcome.kind is OutcomeKind.ROLLING_OUT and state.memo is not None:
+                state.requeue_after = state.memo.polls.next(outcome.message, interval)
             if outcome.kind is OutcomeKind.SUCCEEDED:
                 outcome = Outcome(
                     OutcomeKind.SUCCEEDED, detail=_polled_message(polled, interval, state.identity)
