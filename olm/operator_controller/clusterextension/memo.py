@@ -39,6 +39,7 @@ business and never passes through here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 from dataclasses import dataclass
@@ -130,16 +131,9 @@ def stored_key(key: RenderKey, renderer: str, rendered: Rendered) -> str:
     digest of the key's inputs, the renderer, and what the render produced, the content digest and
     the properties, which the revision carries in annotations of their own. So the record vouches
     for those annotations too: one edited or removed no longer matches it."""
-    inputs = {
-        "image": key.image,
-        "namespace": key.namespace,
-        "config": key.config.decode(),
-        "progressDeadlineMinutes": key.progress_deadline_minutes,
-        "operatorCondition": key.operator_condition,
-        "renderer": renderer,
-        "digest": rendered.digest,
-        "properties": rendered.properties,
-    }
+    # Every field of the key, by its own list: a field added to `RenderKey` is recorded too.
+    inputs = {**dataclasses.asdict(key), "config": key.config.decode(), "renderer": renderer}
+    inputs |= {"digest": rendered.digest, "properties": rendered.properties}
     return "sha256:" + hashlib.sha256(orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -149,8 +143,5 @@ def recorded(revision: Revision, key: RenderKey, renderer: str) -> Rendered | No
     None."""
     annotations = revision.object.get("metadata", {}).get("annotations") or {}
     rendered = Rendered(digest=revision.digest, properties=annotations.get(names.PROPERTIES_ANNOTATION))
-    if not revision.digest or annotations.get(names.RENDER_KEY_ANNOTATION) != stored_key(
-        key, renderer, rendered
-    ):
-        return None
-    return rendered
+    matches = annotations.get(names.RENDER_KEY_ANNOTATION) == stored_key(key, renderer, rendered)
+    return rendered if revision.digest and matches else None

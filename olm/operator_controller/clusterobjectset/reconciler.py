@@ -56,6 +56,7 @@ from olm_runtime import cache, conditions, controller, events, finalizers, owner
 from olm_runtime.client import Client, CredentialError, GroupVersionKind, errors, kinds
 from olm_runtime.controller import CONTINUE, STOP, Next, Steps
 from olm_runtime.controller.steps import Step
+from olm_runtime.workqueue import ItemExponentialFailureRateLimiter
 
 __all__ = ["CONTROLLER_NAME", "FIRST_ROLLOUT_POLL", "Reconciler", "RolloutPolls", "State"]
 
@@ -103,16 +104,17 @@ class RolloutPolls:
 
     waiting_for: str = ""
     """What the last look found the rollout waiting for (its outcome's message)."""
-    unchanged: int = 0
-    """Looks since that changed."""
+    looks: ItemExponentialFailureRateLimiter[str] = field(
+        default_factory=lambda: ItemExponentialFailureRateLimiter(base_delay=FIRST_ROLLOUT_POLL)
+    )
+    """The delays of the looks at what it waits for, doubling since that changed."""
 
     def next(self, waiting_for: str, interval: float) -> float:
         """Seconds until the next look, after one that found the rollout `waiting_for` that."""
         if waiting_for != self.waiting_for:
-            self.waiting_for, self.unchanged = waiting_for, 0
-        seconds = min(interval, FIRST_ROLLOUT_POLL * (1 << self.unchanged))
-        self.unchanged = min(self.unchanged + 1, 30)  # 2**30 s is past any interval
-        return seconds
+            self.looks.forget(self.waiting_for)
+            self.waiting_for = waiting_for
+        return min(interval, self.looks.when(waiting_for))
 
 
 @dataclass
