@@ -27,8 +27,10 @@ the `render-key` annotation): a process that starts with an empty memo and finds
 newest active revision takes the revision's content digest and properties annotations as
 remembered (`recorded`; an edit of either breaks the match), and a steady extension is
 reconciled after a restart without its bundle being pulled, parsed or rendered again, as it is by
-the process that rendered it. The renderer's part (`renderer`) digests OLM's own source and those
-settings, so a new OLM version or another `--system-namespace` renders everything once again.
+the process that rendered it. The renderer's part (`renderer`) digests OLM's installed version, its
+own source (an install whose version string did not move, as an editable checkout's, still changes
+it) and those settings, so a new OLM version or another `--system-namespace` renders everything
+once again.
 
 The revision side is checked, not keyed: the memo is used only when the newest active revision's
 content-digest annotation equals the remembered digest, so a new, archived, deleted or edited
@@ -48,6 +50,7 @@ from pathlib import Path
 import orjson
 
 import olm
+from olm import version
 from olm.api import names
 from olm.api.extensionspec import ExtensionSpec
 from olm.api.revisions import Revision
@@ -92,7 +95,12 @@ def _source_digest() -> str:
 def renderer(*, system_namespace: str, bundle_webhooks: bool) -> str:
     """What renders and packs besides a `RenderKey`'s inputs, fixed for a process's life: OLM's
     code and the settings the content depends on."""
-    settings = {"source": _source_digest(), "systemNamespace": system_namespace, "webhooks": bundle_webhooks}
+    settings = {
+        "source": _source_digest(),
+        "version": version.installed(),
+        "systemNamespace": system_namespace,
+        "webhooks": bundle_webhooks,
+    }
     return hashlib.sha256(orjson.dumps(settings, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

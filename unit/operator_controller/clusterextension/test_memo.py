@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from olm import version
 from olm.api import names
 from olm.api.extensionspec import ExtensionSpec, Readiness
 from olm.api.revisions import Revision
@@ -151,6 +152,12 @@ def test_the_stored_key_digests_the_inputs_the_renderer_and_the_result() -> None
         assert other != RENDERER
         assert stored_key(key, other, RENDERED) != stored
     assert renderer(system_namespace="olmv1-system", bundle_webhooks=True) == RENDERER
+
+
+def test_another_olm_version_is_another_renderer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The source digest alone would miss an install of byte-code without its sources.
+    monkeypatch.setattr(version, "installed", lambda: "9.9.9")
+    assert renderer(system_namespace="olmv1-system", bundle_webhooks=True) != RENDERER
 
 
 def revision(annotations: dict[str, str]) -> Revision:
