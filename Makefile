@@ -67,10 +67,12 @@ run-processes: deps
 # report, and the target fails at the end naming the sessions that failed. Each prints its 20
 # slowest tests.
 #
-# The first session needs only the `run` binaries (OLMPY_TEST_BINARIES=run tells e2e/conftest.py),
-# so on a machine that lacks the test-only tools they are built beside it, at the lowest CPU
-# priority: the unit tests keep their core, and the build takes what they leave. The other sessions
-# start once the build is done (at once where the tools are cached).
+# The test-only tools (otelcol, promtool, operator-condition, OLM v0, cosign, Toxiproxy) are built
+# beside the sessions at the lowest CPU priority, so on a machine that lacks them the tests keep
+# their cores and the build takes what they leave. No session waits for the whole build: the modules
+# that use a tool run last in their session (e2e/conftest.py), and a tool still being built when one
+# needs it is waited for there (the build cache's lock per target). The target waits for the build
+# at the end and fails if it failed.
 RANDOM_ORDER_E2E := e2e/runtime
 SLOWEST := --durations=20
 DEPLOYED_LOG := build/test-deployed.log
@@ -78,12 +80,12 @@ TOOLS_LOG := build/test-tools.log
 test: deps
 	@failed=""; mkdir -p $(dir $(DEPLOYED_LOG)); \
 	nice -n 19 $(UV_RUN) python -m hack.controlplane build --set test > $(TOOLS_LOG) 2>&1 & tools=$$!; \
-	OLMPY_TEST_BINARIES=run $(PYTEST) $(SLOWEST) -p randomly unit hack/tests $(RANDOM_ORDER_E2E) || failed="$$failed unit+$(RANDOM_ORDER_E2E)"; \
-	if ! wait $$tools; then cat $(TOOLS_LOG); echo "make test: building the test-only tools failed"; exit 1; fi; \
+	$(PYTEST) $(SLOWEST) -p randomly unit hack/tests $(RANDOM_ORDER_E2E) || failed="$$failed unit+$(RANDOM_ORDER_E2E)"; \
 	echo "make test: e2e/deployed runs beside the next session; its output follows it (live: $(DEPLOYED_LOG))"; \
 	$(PYTEST) $(SLOWEST) e2e/deployed > $(DEPLOYED_LOG) 2>&1 & deployed=$$!; \
 	$(PYTEST) $(SLOWEST) e2e --ignore=e2e/deployed --ignore=$(RANDOM_ORDER_E2E) || failed="$$failed e2e"; \
 	wait $$deployed || failed="$$failed e2e/deployed"; \
+	if ! wait $$tools; then cat $(TOOLS_LOG); failed="$$failed test-tools-build"; fi; \
 	echo "make test: the output of e2e/deployed:"; cat $(DEPLOYED_LOG); \
 	if [ -n "$$failed" ]; then echo "make test: failed sessions:$$failed"; exit 1; fi; \
 	echo "make test: all sessions passed"

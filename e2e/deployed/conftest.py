@@ -116,9 +116,9 @@ def node_networks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Nod
 
 
 @pytest.fixture(scope="session")
-def toxiproxy(control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Toxiproxy]:
+def toxiproxy(test_tool_binaries: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Toxiproxy]:
     """Toxiproxy's server on this host, started on first request, for the network fault drills."""
-    server = Toxiproxy(binary_dir=control_plane_binaries, workdir=tmp_path_factory.mktemp("toxiproxy"))
+    server = Toxiproxy(binary_dir=test_tool_binaries, workdir=tmp_path_factory.mktemp("toxiproxy"))
     server.start()
     try:
         yield server

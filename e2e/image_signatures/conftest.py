@@ -28,10 +28,8 @@ LABELS = {testing_seams.SCOPE_LABEL: SCOPE_VALUE}
 
 
 @pytest.fixture(scope="session")
-def cosign(
-    control_plane_binaries: Path, registry: Registry, tmp_path_factory: pytest.TempPathFactory
-) -> Cosign:
-    return Cosign(control_plane_binaries / "cosign", tmp_path_factory.mktemp("cosign"), registry.ca_file)
+def cosign(test_tool_binaries: Path, registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> Cosign:
+    return Cosign(test_tool_binaries / "cosign", tmp_path_factory.mktemp("cosign"), registry.ca_file)
 
 
 @pytest.fixture(scope="session")

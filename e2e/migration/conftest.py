@@ -30,9 +30,13 @@ V0_PACKAGES = ("kube-green", "cat-facts-operator", "etcd")
 
 @pytest.fixture(scope="package")
 async def olm_v0(
-    control_plane: ControlPlane, kube: Client, tmp_path_factory: pytest.TempPathFactory
+    control_plane: ControlPlane,
+    kube: Client,
+    test_tool_binaries: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[olmv0.OlmV0]:
-    async with olmv0.running(control_plane, kube, tmp_path_factory.mktemp("olm-v0")) as v0:
+    workdir = tmp_path_factory.mktemp("olm-v0")
+    async with olmv0.running(control_plane, kube, workdir, test_tool_binaries) as v0:
         yield v0
 
 

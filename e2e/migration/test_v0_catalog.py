@@ -34,7 +34,7 @@ def opm_render(opm: Path, bundle_dir: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("package", "version"), BUNDLES)
 def test_a_bundle_is_what_opm_render_writes_but_for_its_image(
-    control_plane_binaries: Path, package: str, version: str
+    test_tool_binaries: Path, package: str, version: str
 ) -> None:
     bundle_dir = realdata.real_bundle(package, version)
     image = f"registry.invalid/{package}:{version}"
@@ -44,7 +44,7 @@ def test_a_bundle_is_what_opm_render_writes_but_for_its_image(
         for blob in fbc.package_blobs(olmv0.real_package(package, [version], images={version: image}))
         if blob["schema"] == "olm.bundle"
     ]
-    theirs = opm_render(control_plane_binaries / "opm", bundle_dir)
+    theirs = opm_render(test_tool_binaries / "opm", bundle_dir)
 
     assert ours["image"] == ""
     assert ours["properties"] == theirs["properties"]
@@ -61,9 +61,7 @@ def test_a_bundle_is_what_opm_render_writes_but_for_its_image(
     }
 
 
-def test_a_catalog_of_several_packages_passes_opm_validate(
-    control_plane_binaries: Path, tmp_path: Path
-) -> None:
+def test_a_catalog_of_several_packages_passes_opm_validate(test_tool_binaries: Path, tmp_path: Path) -> None:
     directory = olmv0.write_catalog(
         tmp_path,
         [
@@ -73,7 +71,7 @@ def test_a_catalog_of_several_packages_passes_opm_validate(
         ],
     )
 
-    olmv0.validate(control_plane_binaries / "opm", directory)
+    olmv0.validate(test_tool_binaries / "opm", directory)
     blobs = [json.loads(line) for line in (directory / "etcd" / "catalog.json").read_text().splitlines()]
     package = blobs[0]
     channels = {blob["name"]: blob["entries"] for blob in blobs if blob["schema"] == "olm.channel"}

@@ -31,12 +31,12 @@ def _promtool(binaries: Path, *args: str, cwd: Path) -> str:
     return result.stdout + result.stderr
 
 
-def test_promtool_accepts_the_rules(control_plane_binaries: Path, rules: Path) -> None:
-    output = _promtool(control_plane_binaries, "check", "rules", "--lint=all", "olm.rules.yaml", cwd=rules)
+def test_promtool_accepts_the_rules(test_tool_binaries: Path, rules: Path) -> None:
+    output = _promtool(test_tool_binaries, "check", "rules", "--lint=all", "olm.rules.yaml", cwd=rules)
     alerts = len(monitoring.rule_expressions())
     assert f"SUCCESS: {alerts} rules found" in output
 
 
-def test_alerts_fire_on_synthetic_series(control_plane_binaries: Path, rules: Path) -> None:
-    output = _promtool(control_plane_binaries, "test", "rules", TESTS.name, cwd=rules)
+def test_alerts_fire_on_synthetic_series(test_tool_binaries: Path, rules: Path) -> None:
+    output = _promtool(test_tool_binaries, "test", "rules", TESTS.name, cwd=rules)
     assert "SUCCESS" in output

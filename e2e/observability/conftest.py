@@ -32,9 +32,9 @@ class Traced:
 
 
 @pytest.fixture(scope="module")
-def collector(control_plane_binaries: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collector]:
+def collector(test_tool_binaries: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collector]:
     options = CollectorOptions(
-        binary=control_plane_binaries / "otelcol", state_dir=tmp_path_factory.mktemp("otelcol")
+        binary=test_tool_binaries / "otelcol", state_dir=tmp_path_factory.mktemp("otelcol")
     )
     with Collector(options) as running:
         yield running

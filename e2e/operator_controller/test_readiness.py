@@ -108,7 +108,7 @@ async def test_the_operator_holds_its_own_updates_by_semver_class(
     *,
     custom_catalogs: CustomCatalogs,
     control_plane: ControlPlane,
-    control_plane_binaries: Path,
+    test_tool_binaries: Path,
 ) -> None:
     catalog = await custom_catalogs.polled(cat_facts_chain(PACKAGE, "1.0.0"), tag="ready")
     account = await installer(namespace)
@@ -117,7 +117,7 @@ async def test_the_operator_holds_its_own_updates_by_semver_class(
         name, PACKAGE, namespace, account, upgrade={"readiness": "Respect"}, **catalog.fields(namespace)
     )
     await wait_installed(extensions, name, "1.0.0")
-    operator = Operator(extensions, control_plane, control_plane_binaries, namespace)
+    operator = Operator(extensions, control_plane, test_tool_binaries, namespace)
 
     # OLM v0's contract: the object named after the CSV, and its name where operator-lib looks.
     assert await operator.injected_name() == _csv("1.0.0")

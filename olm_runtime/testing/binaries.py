@@ -17,7 +17,8 @@ Each `Target` (one wrapper module and the main packages built from it) is built 
 built, so changing one pin rebuilds only that target. `ensure()` returns one directory per set of
 targets, `<cache>/<kubernetes release>-<combined key>/`, of hard links to every output. Builds and
 assemblies go to a temporary directory that is renamed into place when complete: an interrupted
-build never leaves a half-filled cache entry, and of two builds racing one is kept. The cache is
+build never leaves a half-filled cache entry. One process at a time builds a target (a lock beside
+its entry): another that needs it meanwhile waits and then finds it built. The cache is
 `$OLM_RUNTIME_CACHE_DIR`, by default `~/.cache/olm-runtime/bin` (under `$XDG_CACHE_HOME` when set).
 
 Other programs are built the same way from wrapper modules of their own: a Target names the
@@ -26,6 +27,8 @@ directory its module lives in (`gomod`), and `ensure()` takes any set of targets
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import itertools
 import os
@@ -34,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -442,6 +445,30 @@ def assemble(plan: Mapping[str, Path], destination: Path) -> None:
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def build_lock_file(directory: Path) -> Path:
+    """The file whose `flock` a process holds while it builds the cache entry `directory`."""
+    return directory.parent / f".{directory.name}.lock"
+
+
+@contextlib.contextmanager
+def _build_lock(directory: Path, log: Callable[[str], None]) -> Iterator[None]:
+    """Hold the build of one target's cache entry: a second process that needs the same target
+    waits for the first to finish it instead of compiling it again beside it (`make test` builds
+    the test-only tools while its sessions start, and a test that needs one meets that build)."""
+    with open(build_lock_file(directory), "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another process building {directory.name}")
+            started = time.monotonic()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            log(f"waited {time.monotonic() - started:.1f}s for {directory.name}")
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def ensure(
     targets: Sequence[Target] = CONTROL_PLANE,
     *,
@@ -483,7 +510,10 @@ def ensure(
         for target in missing:
             directory = directories[target.name]
             directory.parent.mkdir(parents=True, exist_ok=True)
-            _build_target(go, target, directory, log)
+            with _build_lock(directory, log):
+                # Another process may have built it while this one waited for the lock.
+                if not _complete(directory, target.outputs):
+                    _build_target(go, target, directory, log)
     assemble(assembly_plan(targets, directories), assembled)
     if missing:
         built = ", ".join(target.name for target in missing)

@@ -3,9 +3,9 @@ against a local control plane, as the cluster that a migration to OLM v1 starts 
 
 The pieces, in the order a test uses them:
 
-- `running(control_plane, kube, workdir)` -> `OlmV0` (`operators`): v0's CRDs, the `olm` namespace,
-  the OLMConfig `cluster` with copied CSVs disabled, the olm and catalog operators synced; stopped
-  when the block ends.
+- `running(control_plane, kube, workdir, binary_dir)` -> `OlmV0` (`operators`): v0's CRDs, the
+  `olm` namespace, the OLMConfig `cluster` with copied CSVs disabled, the olm and catalog operators
+  (from `binary_dir`, the `test` set) synced; stopped when the block ends.
 - `write_catalog(directory, [real_package("kube-green"), ...])` (`fbc`): an FBC directory from real
   registry+v1 bundle directories, each bundle's manifests inline, which is how v0 installs a bundle
   without running an unpack Job (kwok's nodes run no Pods).

@@ -1,10 +1,11 @@
 """OLM v0's olm and catalog operators as processes beside a local control plane.
 
-`running(control_plane, kube, workdir)` is the front door: it installs what v0 needs on the cluster
-(`install_prerequisites`: v0's CRDs, the `olm` namespace, the OLMConfig `cluster` with copied CSVs
-disabled), starts both operators against the control plane's admin kubeconfig, returns once each has
-synced (read from the API, see `olm_ready` and `catalog_ready`), and stops them, with the catalogs
-they serve, when the block ends. The binaries are the `test` set's (`olm_testkit.binaries.OLM_V0`).
+`running(control_plane, kube, workdir, binary_dir)` is the front door: it installs what v0 needs on
+the cluster (`install_prerequisites`: v0's CRDs, the `olm` namespace, the OLMConfig `cluster` with
+copied CSVs disabled), starts both operators against the control plane's admin kubeconfig, returns
+once each has synced (read from the API, see `olm_ready` and `catalog_ready`), and stops them, with
+the catalogs they serve, when the block ends. The binaries are in `binary_dir`, the `test` set's
+directory (`olm_testkit.binaries.OLM_V0`).
 
 v0 has no flag for the address of its health and metrics server: it listens on every interface, on
 8443 with `--tls-cert` and 8080 without, and only logs a failure to bind. The olm operator is given a
@@ -94,11 +95,9 @@ class OlmV0:
     catalog: OperatorProcess
     probe: str
     """The CatalogSource the catalog operator's readiness is read from (`catalog_ready`)."""
+    binary_dir: Path
+    """Where v0's binaries are (`olm_testkit.binaries`' test set)."""
     servers: list[catalogs.CatalogServer] = field(default_factory=list)
-
-    @property
-    def binary_dir(self) -> Path:
-        return self.control_plane.options.binary_dir
 
     async def start(self) -> None:
         """Start both operators and return once each has synced (again after `stop`: the signals
@@ -160,9 +159,9 @@ def catalog_arguments(control_plane: ControlPlane, binary_dir: Path) -> tuple[st
     )
 
 
-def make(control_plane: ControlPlane, kube: Client, workdir: Path) -> OlmV0:
-    """The two operators (not started) for `control_plane`, working in `workdir`."""
-    binary_dir = control_plane.options.binary_dir
+def make(control_plane: ControlPlane, kube: Client, workdir: Path, binary_dir: Path) -> OlmV0:
+    """The two operators (not started) for `control_plane`, working in `workdir`, run from
+    `binary_dir`."""
     probe = unique(PROBE_CATALOG)
     olm = OperatorProcess(
         control_plane,
@@ -180,14 +179,15 @@ def make(control_plane: ControlPlane, kube: Client, workdir: Path) -> OlmV0:
         synced=lambda: catalog_ready(kube, probe),
         ports={"health": 8080},
     )
-    return OlmV0(control_plane, kube, workdir, olm, catalog_operator, probe)
+    return OlmV0(control_plane, kube, workdir, olm, catalog_operator, probe, binary_dir)
 
 
 @contextlib.asynccontextmanager
-async def running(control_plane: ControlPlane, kube: Client, workdir: Path) -> AsyncIterator[OlmV0]:
-    """v0 installed and both operators synced inside the block; stopped after it (the CRDs, the
-    namespace and what v0 installed stay)."""
-    binary_dir = control_plane.options.binary_dir
+async def running(
+    control_plane: ControlPlane, kube: Client, workdir: Path, binary_dir: Path
+) -> AsyncIterator[OlmV0]:
+    """v0 installed and both operators synced inside the block, run from `binary_dir`; stopped
+    after it (the CRDs, the namespace and what v0 installed stay)."""
     missing = [name for name in (OLM, CATALOG, catalogs.OPM, CRDS_FILE) if not (binary_dir / name).is_file()]
     if missing:
         raise FileNotFoundError(
@@ -195,7 +195,7 @@ async def running(control_plane: ControlPlane, kube: Client, workdir: Path) -> A
             "`python -m hack.controlplane build`"
         )
     await install_prerequisites(kube, binary_dir / CRDS_FILE)
-    v0 = make(control_plane, kube, workdir)
+    v0 = make(control_plane, kube, workdir, binary_dir)
     try:
         await v0.start()
         yield v0

@@ -4,6 +4,9 @@ named, and the control plane's pins ship with the package."""
 
 from __future__ import annotations
 
+import fcntl
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -229,6 +232,40 @@ def test_complete_entries_of_another_cache_are_linked_in_not_built(
         etcd.stat().st_ino
         == (binaries.target_dir(old, "etcd", binaries.target_key(targets[0])) / "etcd").stat().st_ino
     )
+
+
+def test_a_target_another_process_is_building_is_waited_for_not_built_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A `go` that leaves a mark: ensure() must not build what the lock holder finished meanwhile.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "go").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "go-called"}\nexit 1\n')
+    (tools / "go").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    targets = _targets(_gomod(tmp_path / "gomod"))
+    root = tmp_path / "cache"
+    directories = [binaries.target_dir(root, target.name, binaries.target_key(target)) for target in targets]
+    directories[0].parent.mkdir(parents=True)
+    held = [open(binaries.build_lock_file(directory), "a") for directory in directories]  # noqa: SIM115
+    for lock in held:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    messages: list[str] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        located = pool.submit(binaries.ensure, targets, root=root, log=messages.append)
+        deadline = time.monotonic() + 10
+        while not any(message.startswith("waiting for another process building") for message in messages):
+            assert time.monotonic() < deadline, f"ensure() did not wait for the lock: {messages}"
+            assert not located.done(), located.result()
+            time.sleep(0.01)
+        for target, directory, lock in zip(targets, directories, held, strict=True):
+            _fill(directory, target.outputs)  # what the other process built
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            lock.close()
+        directory = located.result(timeout=10)
+    assert sorted(p.name for p in directory.iterdir()) == ["etcd", "kwok", "stages.yaml"]
+    assert not (tmp_path / "go-called").exists()
+    assert not any(message.startswith("building") for message in messages)
 
 
 def test_without_build_a_missing_target_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
