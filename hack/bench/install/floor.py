@@ -341,7 +341,13 @@ def _median_index(values: Sequence[float]) -> int:
 
 
 async def run(
-    plane: ControlPlane, registry: Registry, workdir: Path, rounds: int, packages: Sequence[str]
+    plane: ControlPlane,
+    registry: Registry,
+    workdir: Path,
+    *,
+    rounds: int,
+    packages: Sequence[str],
+    log_level: str,
 ) -> None:
     report = Report()
     images = pusher(registry)
@@ -351,7 +357,10 @@ async def run(
         cert_manager = CertManager(plane, workdir / "cert-manager")
         report.say(f"cert-manager ready in {await cert_manager.up():.1f}s")
         catalogd = CatalogdProcess(plane, workdir / "catalogd")
-        controller = OperatorControllerProcess(plane, workdir / "operator-controller")
+        controller = OperatorControllerProcess(
+            plane, workdir / "operator-controller", extra_args=(f"--log-level={log_level}",)
+        )
+        report.say(f"operator-controller logs at {log_level} level under {controller.workdir}")
         catalogd.start()
         controller.start()
         try:
@@ -406,10 +415,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="installs and floors per package")
     parser.add_argument("--packages", default=",".join(PACKAGES), help="comma-separated community packages")
+    parser.add_argument(
+        "--log-level", default="info", help="operator-controller's; debug times each reconcile's steps"
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-floor-"))
     with plane_and_registry(workdir, pods=SYSTEM_PODS + 10) as (plane, registry):
-        asyncio.run(run(plane, registry, workdir, args.rounds, args.packages.split(",")))
+        packages, level = args.packages.split(","), args.log_level
+        asyncio.run(run(plane, registry, workdir, rounds=args.rounds, packages=packages, log_level=level))
 
 
 if __name__ == "__main__":
