@@ -5,10 +5,12 @@ The state machine follows client-go's reflector:
 - **Initial state.** A streaming list (a watch with `sendInitialEvents=true`, ended by the bookmark
   annotated `k8s.io/initial-events-end`) when `ListMode.STREAMING` is chosen and the server accepts
   it, otherwise a paged list (`limit=500`, `continue`). The sink gets the whole collection at once
-  (`replace`). The first list asks for resourceVersion "0" (served from the API server's watch
-  cache), later ones for the last resourceVersion seen, and after a 410 Gone or "too large resource
-  version" for "" (a consistent read). Paging is switched off for a specific resourceVersion so the
-  watch cache can answer, unless an earlier list proved the cache is off.
+  (`replace`). The first paged list asks for resourceVersion "0" (served from the API server's watch
+  cache), the first streaming list for the newest state ("", a consistent read) unless
+  `cached_first_list` says "0" too; later ones for the last resourceVersion seen, and after a 410
+  Gone or "too large resource version" for "" (a consistent read). Paging is switched off for a
+  specific resourceVersion so the watch cache can answer, unless an earlier list proved the cache
+  is off.
 - **Watch** from the list's resourceVersion with bookmarks, a random 5-10 minute server-side
   timeout, and an inactivity watchdog: no line (event or bookmark) for `inactivity_timeout` means
   the connection is presumed dead and the watch is reopened from the last resourceVersion. A
@@ -80,6 +82,13 @@ class ReflectorOptions:
     """Streaming list with automatic fallback, or plain paged lists."""
     page_size: int = 500
     """Objects per page of a paged list."""
+    cached_first_list: bool = False
+    """Start the first streaming list from the API server's watch cache as it stands
+    (resourceVersion "0", as the first paged list does) rather than from the newest state (no
+    resourceVersion: a consistent read, as client-go's streaming list, which waits until the watch
+    cache has caught up with etcd; up to about 100 ms on a quiet cluster). The watch goes on from
+    that state, so what the cache lagged behind arrives as events: for informers whose readers
+    treat an absent object as unknown, and many of which start at once."""
     min_watch_timeout: float = 300.0
     """Lower bound of the random server-side timeout (`timeoutSeconds`) of each watch."""
     max_watch_timeout: float = 600.0
@@ -478,8 +487,9 @@ class Reflector:
     async def _streaming_list(self) -> _Stream:
         """Fill a temporary map from a streaming list, hand it to the sink, and return the stream
         (positioned after the initial-events-end bookmark) for the watch to continue on."""
+        first = "0" if self._options.cached_first_list else ""
         while True:
-            rv = "" if self._rv_unavailable else self._last_rv
+            rv = "" if self._rv_unavailable else (self._last_rv or first)
             try:
                 stream = await self._open(rv, initial_events=True)
             except (errors.TooManyRequests, errors.TransportError, TimeoutError) as error:

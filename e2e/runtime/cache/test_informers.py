@@ -14,9 +14,14 @@ from olm_runtime.testing.poll import eventually
 
 from .conftest import cache_state, configmap, create_all, new_cache, running, server_state
 
+STREAMING = cache.ReflectorOptions(list_mode=cache.ListMode.STREAMING)
 MODES = [
-    pytest.param(cache.ListMode.STREAMING, id="streaming-list"),
-    pytest.param(cache.ListMode.PAGED, id="paged-list"),
+    pytest.param(STREAMING, id="streaming-list"),
+    pytest.param(
+        cache.ReflectorOptions(list_mode=cache.ListMode.STREAMING, cached_first_list=True),
+        id="streaming-list-from-the-watch-cache",
+    ),
+    pytest.param(cache.ReflectorOptions(list_mode=cache.ListMode.PAGED), id="paged-list"),
 ]
 
 
@@ -40,26 +45,26 @@ class Recorder:
         return [e for e in self.events if e[1] == name or e[1].endswith(f"/{name}")]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("options", MODES)
 async def test_initial_sync_of_hundreds_of_objects_matches_the_server(
-    admin: Client, namespace: str, mode: cache.ListMode
+    admin: Client, namespace: str, options: cache.ReflectorOptions
 ) -> None:
     await create_all(
         admin, (configmap(f"cm-{i:03}", namespace, {"tier": "ab"[i % 2]}, v="0") for i in range(300))
     )
-    shared = new_cache(admin, namespaces=(namespace,), reflector=cache.ReflectorOptions(list_mode=mode))
+    shared = new_cache(admin, namespaces=(namespace,), reflector=options)
     informer = await shared.get_informer(kinds.CONFIG_MAP)
     recorder = Recorder()
     informer.add_event_handler(recorder)
     async with running(shared):
         await shared.wait_for_cache_sync(timeout=60)
         stats = informer.statistics().reflectors[0]
-        if mode is cache.ListMode.STREAMING:
+        if options == STREAMING:
             # A streaming list is as fresh as the server: synced means complete.
             assert cache_state(informer, namespace) == await server_state(admin, namespace)
         else:
-            # A paged first list reads resourceVersion "0" from the watch cache, which may lag the
-            # writes just made (as in client-go); the watch brings the rest: eventual consistency.
+            # A first list of resourceVersion "0" reads the watch cache, which may lag the writes
+            # just made (as in client-go); the watch brings the rest: eventual consistency.
             async def converged() -> bool:
                 return cache_state(informer, namespace) == await server_state(admin, namespace)
 
@@ -67,10 +72,11 @@ async def test_initial_sync_of_hundreds_of_objects_matches_the_server(
     assert len(informer) == 301  # and kube-root-ca.crt
     assert len(recorder.events) == 301  # one add per object, nothing else
     assert {kind for kind, *_ in recorder.events} == {"add"}
-    if mode is cache.ListMode.STREAMING:
+    if options == STREAMING:
         assert all(initial for _, _, initial in recorder.events)
     assert all("managedFields" not in o["metadata"] for o in informer.list())
-    if mode is cache.ListMode.STREAMING:
+    if options.list_mode is cache.ListMode.STREAMING:
+        # The server took the streaming list, from the watch cache too: no fallback to paging.
         assert (stats.streaming_lists, stats.lists, stats.streaming) == (1, 0, True)
     else:
         assert (stats.streaming_lists, stats.lists) == (0, 1)

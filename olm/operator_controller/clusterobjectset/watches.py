@@ -34,12 +34,20 @@ identity's answers while any revision written as it does: `list` and `watch` gra
 effect after a restart of operator-controller (or, for a ServiceAccount, once no extension installed
 with it remains and one is installed again).
 
+Each informer starts from the API server's watch cache as it stands (`cached_first_list`), not
+from a consistent read, which waits until that cache has caught up with etcd: up to about 100 ms
+for each of the watches an install or a restart opens, in front of the phase that looks its kind
+up. The rollout does not read an object's absence from an informer as its absence (it reads it
+again by GET), and what the cache lagged behind arrives as events, each of which reconciles the
+revision again.
+
 `DriftWatches` is a `Runnable`: its informers run inside its `start()`, on the elected replica.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,6 +150,7 @@ class DriftWatches:
         """Kind -> whether `shared` may list and watch it in all namespaces."""
         self._shared_deciding: dict[GroupVersionKind, asyncio.Lock] = {}
         self._options = options or cache.CacheOptions()
+        self._reflector = dataclasses.replace(self._options.reflector, cached_first_list=True)
         self._sync_timeout = sync_timeout
         self._uses: dict[str, set[_Use]] = {}
         """Revision name -> what it looked up."""
@@ -305,7 +314,7 @@ class DriftWatches:
                 namespaces=(watch.namespace,) if watch.namespace else None,
                 label_selector=watch.selector,
                 transform=self._options.transform,
-                reflector_options=self._options.reflector,
+                reflector_options=self._reflector,
             )
             informer.add_event_handler(
                 cache.EventHandlerFuncs(

@@ -358,6 +358,27 @@ async def test_a_streaming_list_fills_the_sink_at_the_initial_events_end_bookmar
     assert reflector.statistics().streaming_lists == 1
 
 
+async def test_a_cached_first_streaming_list_asks_for_resource_version_zero_then_for_the_last_seen() -> None:
+    transport = FakeTransport()
+    transport.watches.extend(
+        [
+            Watch([event("ADDED", cm("a", 7)), bookmark(12, initial_events_end=True)], "close"),
+            Watch([bookmark(14)], "live"),
+        ]
+    )
+    options = cache.ReflectorOptions(list_mode=cache.ListMode.STREAMING, cached_first_list=True)
+    reflector, sink, clock = make(transport, options=options)
+    async with running(reflector.run):
+        await run_until(clock, lambda: len(transport.watch_calls) == 2)
+    first, second = transport.watch_calls
+    assert first.params["resourceVersion"] == "0"  # the watch cache as it stands: no wait
+    assert first.params["sendInitialEvents"] == "true"
+    assert first.params["resourceVersionMatch"] == "NotOlderThan"
+    assert second.params["resourceVersion"] == "12"  # the watch goes on from what was synced
+    assert "sendInitialEvents" not in second.params
+    assert sink.calls[0] == ("replace", ["a"])
+
+
 async def test_events_before_the_end_of_a_streaming_list_do_not_move_the_resource_version() -> None:
     transport = FakeTransport()
     transport.watches.extend([Watch([event("ADDED", cm("a", 50)), bookmark(55)], "stall"), Watch(end="live")])
