@@ -70,9 +70,9 @@ run-processes: deps
 # The test-only tools (otelcol, promtool, operator-condition, OLM v0, cosign, Toxiproxy) are built
 # beside the sessions at the lowest CPU priority, so on a machine that lacks them the tests keep
 # their cores and the build takes what they leave. No session waits for the whole build: the modules
-# that use a tool run last in their session (e2e/conftest.py), and a tool still being built when one
-# needs it is waited for there (the build cache's lock per target). The target waits for the build
-# at the end and fails if it failed.
+# that use a tool run as late as they may (tools_last in e2e/conftest.py), and a tool still being
+# built when one needs it is waited for there (the build cache's lock per target). The target waits
+# for the build at the end and fails if it failed.
 RANDOM_ORDER_E2E := e2e/runtime
 SLOWEST := --durations=20
 DEPLOYED_LOG := build/test-deployed.log

@@ -58,13 +58,17 @@ def tools_last(items: list[pytest.Item], *, session_pair: Path) -> list[pytest.I
     return moved(items[:starts]) + moved(items[starts:])
 
 
+def _binaries(binary_set: str) -> Path:
+    assets = os.environ.get("OLMPY_ASSETS")
+    return Path(assets) if assets else binaries.ensure_binaries(binary_set)
+
+
 @pytest.fixture(scope="session")
 def control_plane_binaries() -> Path:
     """`$OLMPY_ASSETS` when set (binaries built elsewhere), else the `run` set, built on first use
     into the runtime's cache (`~/.cache/olm-runtime/bin`, shared with `python -m olm_runtime.testing
     binaries`)."""
-    assets = os.environ.get("OLMPY_ASSETS")
-    return Path(assets) if assets else binaries.ensure_binaries("run")
+    return _binaries("run")
 
 
 @pytest.fixture(scope="session")
@@ -72,5 +76,4 @@ def test_tool_binaries() -> Path:
     """`$OLMPY_ASSETS` when set, else the `test` set: the `run` set and the test-only tools. A tool
     another process is building (`make test` builds them beside its sessions) is waited for, one
     that nobody builds is built here."""
-    assets = os.environ.get("OLMPY_ASSETS")
-    return Path(assets) if assets else binaries.ensure_binaries("test")
+    return _binaries("test")

@@ -39,7 +39,6 @@ from olm.cli.migrate.v0 import CSV, INSTALL_PLAN, OPERATOR_GROUP, SUBSCRIPTION
 from olm_runtime import conditions
 from olm_runtime.client import Client, errors, kinds
 from olm_runtime.testing.controlplane import ControlPlane
-from olm_runtime.testing.poll import eventually
 from olm_runtime.testing.registry import Registry
 from olm_testkit import olmv0
 from olm_testkit.extensions import Extensions
@@ -282,21 +281,6 @@ async def _extension(kube: Client, name: str) -> dict[str, Any]:
     return dict(await kube.get(CLUSTER_EXTENSION, name))
 
 
-async def _upgrade_pending(kube: Client, namespace: str, csv: str) -> None:
-    """Until v0 has planned its upgrade to `csv` and the plan waits for approval. v0 resolves the
-    upgrade only after the install approved before it, so the install returning does not mean the
-    plan exists yet."""
-
-    async def planned() -> bool:
-        return any(
-            csv in ((plan.get("spec") or {}).get("clusterServiceVersionNames") or ())
-            and (plan.get("status") or {}).get("phase") == "RequiresApproval"
-            for plan in (await kube.list(INSTALL_PLAN, namespace=namespace)).items
-        )
-
-    await eventually(planned, what=f"v0's plan of the upgrade to {csv}, waiting for approval", timeout=120)
-
-
 @pytest.mark.parametrize("case", CASES)
 async def test_migrate_hands_every_object_over_without_a_restart(
     *,
@@ -317,7 +301,7 @@ async def test_migrate_hands_every_object_over_without_a_restart(
     )
     namespace = installed.namespace
     if case.pending:
-        await _upgrade_pending(kube, namespace, case.pending)
+        await olmv0.proposed_upgrade(kube, installed)  # the state this case migrates from
     before = await _snapshot(kube, namespace, installed.crds)
     assert before.pods, "v0's Deployment runs Pods"
     scope = ("-n", namespace, "--subscription", installed.subscription, "--catalog", catalogs.mapping)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from olm_runtime.client import Client, errors, kinds
-from olm_runtime.testing.poll import eventually
 from olm_testkit import olmv0
 from olm_testkit.olmv0 import kinds as v0kinds
 
@@ -103,25 +102,11 @@ async def test_single_namespace_manual_install_waits_for_approval_of_the_upgrade
 
     # v0 proposes the channel's next bundle in an InstallPlan of its own, which the Subscription
     # names, and installs nothing until someone approves it.
-    proposed: dict[str, dict[str, Any]] = {}
-
-    async def upgrade_proposed() -> bool:
-        subscription = await kube.get(v0kinds.SUBSCRIPTION, "etcd", namespace=installation.namespace)
-        status = subscription.get("status") or {}
-        plan = (status.get("installPlanRef") or {}).get("name")
-        if status.get("state") != "UpgradePending" or plan in (None, installation.install_plan):
-            return False
-        proposed["subscription"] = subscription
-        proposed["plan"] = await kube.get(v0kinds.INSTALL_PLAN, plan, namespace=installation.namespace)
-        return (proposed["plan"].get("status") or {}).get("phase") == "RequiresApproval"
-
-    await eventually(
-        upgrade_proposed, what="the Subscription to name an upgrade awaiting approval", timeout=120
-    )
-    assert proposed["plan"]["spec"]["clusterServiceVersionNames"] == ["etcdoperator.v0.9.4"]
-    assert proposed["plan"]["spec"]["approved"] is False
-    assert proposed["subscription"]["status"]["installedCSV"] == "etcdoperator.v0.9.2"
-    assert proposed["subscription"]["status"]["currentCSV"] == "etcdoperator.v0.9.4"
+    proposed = await olmv0.proposed_upgrade(kube, installation)
+    assert proposed.plan["spec"]["clusterServiceVersionNames"] == ["etcdoperator.v0.9.4"]
+    assert proposed.plan["spec"]["approved"] is False
+    assert proposed.subscription["status"]["installedCSV"] == "etcdoperator.v0.9.2"
+    assert proposed.subscription["status"]["currentCSV"] == "etcdoperator.v0.9.4"
     csvs = await kube.list(v0kinds.CLUSTER_SERVICE_VERSION, namespace=installation.namespace)
     assert [(c["metadata"]["name"], c["status"]["phase"]) for c in csvs.items] == [
         ("etcdoperator.v0.9.2", "Succeeded")

@@ -13,7 +13,9 @@ The pieces, in the order a test uses them:
   `create_catalog_source(kube, name, address)` (`catalog`): a `grpc` CatalogSource naming it,
   returned once READY.
 - `install(kube, InstallRequest(...), namespace=...)` -> `Installation` (`install`): OperatorGroup,
-  Subscription, approval, CSV Succeeded, Deployments Available; `uninstall(kube, namespace)`
+  Subscription, approval, CSV Succeeded, Deployments Available; `proposed_upgrade(kube,
+  installation)` -> `ProposedUpgrade`, once v0 proposes the next bundle of a Manual installation;
+  `uninstall(kube, namespace)`
   (`removal`) removes what v0 installed there, CRDs and cluster-scoped objects included.
 
 Promises: v0 runs as its release builds it, against the control plane's admin kubeconfig; no Pod
@@ -43,7 +45,9 @@ from olm_testkit.olmv0.install import (
     Installation,
     InstallMode,
     InstallRequest,
+    ProposedUpgrade,
     install,
+    proposed_upgrade,
 )
 from olm_testkit.olmv0.operators import OlmV0, OperatorProcess, running
 from olm_testkit.olmv0.removal import uninstall
@@ -59,11 +63,13 @@ __all__ = [
     "Installation",
     "OlmV0",
     "OperatorProcess",
+    "ProposedUpgrade",
     "create_catalog_source",
     "delete_catalog_source",
     "install",
     "kinds",
     "package_blobs",
+    "proposed_upgrade",
     "real_package",
     "running",
     "uninstall",

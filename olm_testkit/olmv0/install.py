@@ -3,7 +3,8 @@ Subscription in a namespace, the InstallPlan approved when approval is Manual, t
 Succeeded and its Deployments Available.
 
 `install(kube, request, namespace=...)` returns an `Installation` once all that holds;
-`removal.uninstall(kube, namespace)` removes it.
+`proposed_upgrade(kube, installation)` waits for v0 to propose the channel's next bundle of a
+Manual one; `removal.uninstall(kube, namespace)` removes it.
 """
 
 from __future__ import annotations
@@ -114,6 +115,43 @@ async def install(
         csvs=csvs,
         crds=await installed_alongside(kube, namespace),
     )
+
+
+@dataclass(frozen=True)
+class ProposedUpgrade:
+    """The next bundle of a Manual installation's channel, as v0 proposes it."""
+
+    subscription: dict[str, Any]
+    """The Subscription, `UpgradePending`, naming `plan`."""
+    plan: dict[str, Any]
+    """The InstallPlan of the upgrade, waiting for approval."""
+
+
+async def proposed_upgrade(
+    kube: Client, installation: Installation, *, timeout: float = 120.0
+) -> ProposedUpgrade:
+    """Once v0 proposes an upgrade of `installation` (Manual approval): the Subscription names an
+    InstallPlan other than the install's and is `UpgradePending`, and that plan waits for approval.
+    v0 plans it only after resolving again once the approved install is done, so `install`
+    returning does not mean it exists yet."""
+    proposed: list[ProposedUpgrade] = []
+
+    async def upgrade_proposed() -> bool:
+        subscription = await kube.get(
+            v0kinds.SUBSCRIPTION, installation.subscription, namespace=installation.namespace
+        )
+        status = subscription.get("status") or {}
+        name = (status.get("installPlanRef") or {}).get("name")
+        if status.get("state") != "UpgradePending" or name in (None, installation.install_plan):
+            return False
+        plan = await kube.get(v0kinds.INSTALL_PLAN, name, namespace=installation.namespace)
+        proposed[:] = [ProposedUpgrade(subscription, plan)]
+        return (plan.get("status") or {}).get("phase") == "RequiresApproval"
+
+    await eventually(
+        upgrade_proposed, what="the Subscription to name an upgrade awaiting approval", timeout=timeout
+    )
+    return proposed[0]
 
 
 def target_namespaces(request: InstallRequest, namespace: str) -> tuple[str, ...]:
