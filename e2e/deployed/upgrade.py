@@ -35,7 +35,7 @@ from olm_runtime.testing.poll import eventually
 from olm_testkit import metricsreader
 from olm_testkit.release import artifacts, source, version
 
-PREVIOUS_LANDED = "8fd591f558f5fb283ea3aa90f9cd6e986c158ae6"
+PREVIOUS_LANDED = "b36f4589f37309651c82fb4d42a58a9ce4a2bcc0"
 """The last commit that landed before this suite existed (no release tag yet): the OLM users
 run today. Replaced by the newest release tag as soon as there is one."""
 SECRET_LIMIT = 64 << 20
