@@ -14,7 +14,9 @@ up to each size of `--sizes`, and at each size measures:
 - drift repair: a managed ServiceAccount of `--drift-samples` extensions deleted, seconds until a
   new one exists (median and worst);
 - restart: SIGTERM, start, seconds until both controllers have reconciled every extension and
-  revision and their queues are empty;
+  revision and their queues are empty, and the CPU seconds that took operator-controller, the
+  API server, etcd and catalogd (on two cores, a restart whose CPU sums to more than its seconds
+  had both busy);
 - the same restart from an empty cache directory, as a new Pod starts (its cache is an emptyDir),
   and how many bundles that restart unpacked (pulled from the registry) again;
 - its watches: the API server's open watches with it running minus without it (stopped for the
@@ -33,6 +35,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -42,7 +45,14 @@ import aiohttp
 from hack.bench.cluster import PODS_PER_NODE, installer_namespace, plane_and_registry, pusher
 from hack.bench.install import synthetic
 from hack.bench.install.watches import watches_by_resource
-from hack.bench.measure import PLAIN_METRICS, metrics_page, proc_memory_mib, scrape, tcp_connections
+from hack.bench.measure import (
+    PLAIN_METRICS,
+    cpu_seconds,
+    metrics_page,
+    proc_memory_mib,
+    scrape,
+    tcp_connections,
+)
 from hack.bench.upstream.run import RECONCILERS, reconciled
 from olm_runtime.client import Client, errors, kinds, load_config
 from olm_runtime.testing.controlplane import ControlPlane
@@ -73,6 +83,8 @@ class Row:
     drift_median: float = 0.0
     drift_worst: float = 0.0
     restart_seconds: float = 0.0
+    restart_cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    """CPU seconds of the restart: operator-controller, kube-apiserver, etcd, catalogd."""
     new_pod_restart_seconds: float = 0.0
     bundles_pulled: int = 0
     watches: float = 0.0
@@ -109,9 +121,13 @@ async def drift_repair(kube: Client, indexes: list[int]) -> list[float]:
     return seconds
 
 
-async def restart(controller: OperatorControllerProcess, count: int) -> float:
+async def restart(
+    controller: OperatorControllerProcess, count: int, others: Sequence[int] = ()
+) -> tuple[float, tuple[float, ...]]:
     """Seconds from a fresh start until both controllers have reconciled `count` objects each and
-    their queues are empty."""
+    their queues are empty; and the CPU seconds that took the new operator-controller and each of
+    `others` (process ids)."""
+    before = [cpu_seconds(pid) for pid in others]
     controller.start()
     started = time.perf_counter()
 
@@ -127,7 +143,10 @@ async def restart(controller: OperatorControllerProcess, count: int) -> float:
     await eventually(
         converged, what=f"a restart to reconcile {count} extensions", timeout=TIMEOUT, interval=1.0
     )
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    assert controller.process is not None
+    spent = [cpu_seconds(pid) - was for pid, was in zip(others, before, strict=True)]
+    return seconds, (cpu_seconds(controller.process.pid), *spent)
 
 
 async def restart_from_empty_cache(controller: OperatorControllerProcess, count: int) -> tuple[float, int]:
@@ -135,7 +154,7 @@ async def restart_from_empty_cache(controller: OperatorControllerProcess, count:
     unpacked again (each one pulled from the registry)."""
     controller.stop(timeout=60.0)
     shutil.rmtree(controller.cache_dir, ignore_errors=True)
-    seconds = await restart(controller, count)
+    seconds, _ = await restart(controller, count)
     unpacked = controller.cache_dir / "unpack"
     return seconds, sum(1 for _ in unpacked.iterdir()) if unpacked.is_dir() else 0
 
@@ -192,7 +211,11 @@ async def run_mode(
                 await asyncio.sleep(SETTLE)
                 without = await watches_by_resource(kube)
                 row.watches = sum(with_it.values()) - sum(without.values())
-                row.restart_seconds = await restart(controller, size)
+                components = plane.pids()
+                assert catalogd.process is not None
+                others = (components["kube-apiserver"], components["etcd"], catalogd.process.pid)
+                row.restart_seconds, cpu = await restart(controller, size, others)
+                row.restart_cpu = (cpu[0], cpu[1], cpu[2], cpu[3])
                 # Memory and connections once the restart has settled: no install's transients in
                 # them (idle HTTP/1.1 connections close after aiohttp's 15 s keep-alive).
                 await asyncio.sleep(2 * SETTLE)
@@ -228,6 +251,7 @@ def print_table(rows: list[Row]) -> None:
         "req/min",
         "drift s (median/worst)",
         "restart s",
+        "restart CPU s (ours/API server/etcd/catalogd)",
         "empty-cache restart s",
         "bundles pulled",
     )
@@ -246,6 +270,7 @@ def print_table(rows: list[Row]) -> None:
                 f"{r.requests_per_minute:.0f}",
                 f"{r.drift_median:.2f}/{r.drift_worst:.2f}",
                 f"{r.restart_seconds:.1f}",
+                "/".join(f"{c:.1f}" for c in r.restart_cpu),
                 f"{r.new_pod_restart_seconds:.1f}",
                 str(r.bundles_pulled),
             )

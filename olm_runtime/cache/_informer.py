@@ -84,6 +84,9 @@ class Informer:
     `start()` runs it until cancelled. Reads (`get`, `list`, `by_index`) never touch the network:
     they are as fresh as the last event received. Usually obtained from `Cache.get_informer`, which
     shares one informer between every user in the process.
+
+    `compact=True` keeps the store's objects as JSON bytes (`Store`): reads and each update's old
+    object are parsed copies, so reads cost a parse and may be changed freely.
     """
 
     # A controller watching as thousands of identities holds thousands of informers.
@@ -92,7 +95,6 @@ class Informer:
         "_default_resync",
         "_handler_errors",
         "_handlers",
-        "_log",
         "_reflectors",
         "_resync_changed",
         "_resyncing",
@@ -121,13 +123,14 @@ class Informer:
         indexers: Mapping[str, IndexFunc] | None = None,
         resync_period: float | None = None,
         reflector_options: ReflectorOptions | None = None,
+        compact: bool = False,
         clock: Clock = REAL,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.resource = resource
         self.metadata_only = metadata_only
         self._clock = clock
-        self._store = Store(indexers)
+        self._store = Store(indexers, compact=compact)
         self._handlers: tuple[HandlerRegistration, ...] = ()
         self._handler_errors = 0
         self._default_resync = _check_resync(resync_period)
@@ -153,7 +156,6 @@ class Informer:
             for scope in scopes
         )
         self.name = describe(resource, scopes, label_selector, field_selector, metadata_only)
-        self._log = _log.bind(informer=self.name)
         self._started = False
         self._stopped = False
         self._waiters: list[asyncio.Future[None]] = []
@@ -162,6 +164,12 @@ class Informer:
         self._resync_changed: asyncio.Event | None = None
         self._resyncing = False
         self._tasks: asyncio.TaskGroup | None = None
+
+    @property
+    def _log(self) -> Any:
+        # Bound when something is logged, not kept: a bound logger costs each of thousands of
+        # informers over a kilobyte, and an informer logs a few lines in its lifetime.
+        return _log.bind(informer=self.name)
 
     # Lifecycle -------------------------------------------------------------------------------
 

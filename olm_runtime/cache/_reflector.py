@@ -253,7 +253,6 @@ class Reflector:
         "_last_event",
         "_last_rv",
         "_lists",
-        "_log",
         "_metadata_only",
         "_options",
         "_pages",
@@ -307,7 +306,6 @@ class Reflector:
         else:
             self._api_version, self._kind = resource.gvk.api_version, resource.gvk.kind
         self.name = describe(resource, [namespace], label_selector, field_selector, metadata_only)
-        self._log = _log.bind(reflector=self.name)
         opts = self._options
         self._backoff = Backoff(
             initial=opts.backoff_initial,
@@ -329,6 +327,11 @@ class Reflector:
         self._lists = self._pages = self._streaming_lists = self._watches = self._watchdog = 0
         self._expired = self._throttled = self._errors = 0
         self._last_error: str | None = None
+
+    @property
+    def _log(self) -> Any:
+        # Bound when something is logged, not kept (see `Informer._log`).
+        return _log.bind(reflector=self.name)
 
     # Introspection ---------------------------------------------------------------------------
 

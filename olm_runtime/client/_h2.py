@@ -67,7 +67,7 @@ class _Full(Exception):
 
 
 class Stream:
-    """One request's response: its status and headers, then its body in chunks."""
+    """One request's response: its status, its headers unless the status is 200, then its body in chunks."""
 
     __slots__ = (
         "_arrived",
@@ -128,8 +128,12 @@ class Stream:
         for name, value in headers:
             if name == ":status":
                 self.status = int(value)
-            elif not name.startswith(":"):
-                self.headers.add(name, value)
+        # Only an error's headers are read (Retry-After, for one); a watch that opened would keep
+        # its response's for its lifetime, over a kilobyte for each of thousands of watches.
+        if self.status != 200:
+            for name, value in headers:
+                if not name.startswith(":"):
+                    self.headers.add(name, value)
         if not self._response.done():
             self._response.set_result(None)
 

@@ -207,6 +207,10 @@ class ControlPlane:
             )
             raise process.ComponentFailure(f"control plane component(s) died: {', '.join(dead)}\n{details}")
 
+    def pids(self) -> dict[str, int]:
+        """The process id of each running component, by name."""
+        return dict(self._require_state().pids)
+
     def memory(self) -> dict[str, int]:
         """Resident memory in bytes of each running component."""
         return {name: process.rss_bytes(pid) for name, pid in self._require_state().pids.items()}

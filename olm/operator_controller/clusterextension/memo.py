@@ -75,7 +75,9 @@ def render_key(image: str, spec: ExtensionSpec) -> RenderKey:
     return RenderKey(
         image=image,
         namespace=spec.namespace,
-        config=orjson.dumps(spec.config, option=orjson.OPT_SORT_KEYS),
+        # A copy: orjson's result keeps the buffer it was written into (4 KiB at least), and a key
+        # lives as long as its extension.
+        config=bytes(memoryview(orjson.dumps(spec.config, option=orjson.OPT_SORT_KEYS))),
         progress_deadline_minutes=spec.progress_deadline_minutes,
         operator_condition=spec.upgrade.operator_condition,
     )

@@ -315,6 +315,7 @@ class DriftWatches:
                 label_selector=watch.selector,
                 transform=self._options.transform,
                 reflector_options=self._reflector,
+                compact=True,
             )
             informer.add_event_handler(
                 cache.EventHandlerFuncs(

@@ -79,6 +79,27 @@ def test_an_index_function_returning_a_string_is_a_mistake_caught_early() -> Non
     assert len(store) == 0
 
 
+def test_a_compact_store_reads_equal_copies_that_may_be_changed_freely() -> None:
+    store = cache.Store({"by-owner": owner_uids}, compact=True)
+    first = owned("a", 1, "u1")
+    assert store.upsert(first) is None
+    read = store.get("ns/a")
+    assert read == first
+    assert read is not first
+    assert store.get("ns/a") is not read  # every read parses its own copy
+    read["metadata"]["labels"] = {"changed": "by a reader"}
+    first["metadata"]["name"] = "changed by the writer"  # type: ignore[index]
+    assert store.get("ns/a") == owned("a", 1, "u1")
+    replaced = store.upsert(owned("a", 2, "u2"))
+    assert replaced == owned("a", 1, "u1")
+    assert [o["metadata"]["resourceVersion"] for o in store.by_index("by-owner", "u2")] == ["2"]
+    assert store.by_index("by-owner", "u1") == []
+    assert store.list() == [owned("a", 2, "u2")]
+    assert store.delete("ns/a") == owned("a", 2, "u2")
+    assert store.delete("ns/a") is None
+    assert len(store) == 0
+
+
 NAMES = st.sampled_from(["a", "b", "c"])
 SPACES = st.sampled_from(["ns1", "ns2"])
 OWNERS = st.lists(st.sampled_from(["u1", "u2", "u3"]), max_size=3, unique=True)
@@ -92,26 +113,33 @@ OPERATIONS = st.lists(
 )
 
 
+@pytest.mark.parametrize("compact", [False, True], ids=["objects", "compact"])
 @settings(max_examples=200, deadline=None)
 @given(OPERATIONS)
 def test_any_sequence_of_changes_keeps_every_index_equal_to_a_scan_of_the_objects(
-    operations: list[tuple[str, str, str, list[str]]],
+    compact: bool, operations: list[tuple[str, str, str, list[str]]]
 ) -> None:
-    store = cache.Store()
+    store = cache.Store(compact=compact)
     model: dict[str, dict[str, object]] = {}  # key -> object, the plain truth
+
+    def same(found: cache.Object | None, expected: cache.Object | None) -> bool:
+        """A store hands out what it holds; a compact one, equal copies."""
+        return found == expected if compact else found is expected
+
     indexed_owners = False
     for version, (operation, name, namespace, uids) in enumerate(operations):
         key = f"{namespace}/{name}"
         if operation == "upsert":
             obj = owned(name, version, *uids, namespace=namespace)
-            assert store.upsert(obj) is model.get(key)
+            assert same(store.upsert(obj), model.get(key))
             model[key] = obj
         elif operation == "delete":
-            assert store.delete(key) is model.pop(key, None)
+            assert same(store.delete(key), model.pop(key, None))
         elif not indexed_owners:  # an index added part-way must cover what is already there
             store.add_indexers({"owner": owner_uids})
             indexed_owners = True
     assert sorted(store.keys()) == sorted(model)
+    assert sorted(store.list(), key=cache.object_key) == [model[k] for k in sorted(model)]
     for namespace in ("ns1", "ns2"):
         expected = sorted(k for k in model if k.startswith(f"{namespace}/"))
         assert sorted(store.index_keys(cache.NAMESPACE_INDEX, namespace)) == expected
