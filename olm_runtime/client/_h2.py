@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections import deque
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode, urlsplit
 
@@ -70,12 +69,12 @@ class Stream:
     """One request's response: its status, its headers unless the status is 200, then its body in chunks."""
 
     __slots__ = (
-        "_arrived",
         "_chunks",
         "_connection",
         "_ended",
         "_error",
         "_response",
+        "_waiter",
         "headers",
         "id",
         "status",
@@ -87,8 +86,11 @@ class Stream:
         self.status = 0
         self.headers: CIMultiDict[str] = CIMultiDict()
         self._response: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._chunks: deque[tuple[bytes, int]] = deque()
-        self._arrived = asyncio.Event()
+        # A list and a future made only while the reader waits, not a deque and an Event (each
+        # about 700 bytes with its deque block): a process holds thousands of watch streams, most
+        # of them idle with nothing queued.
+        self._chunks: list[tuple[bytes, int]] = []
+        self._waiter: asyncio.Future[None] | None = None
         self._ended = False
         self._error: errors.TransportError | None = None
 
@@ -104,10 +106,13 @@ class Stream:
                 raise self._error
             if self._ended:
                 return b""
-            self._arrived.clear()
-            async with asyncio.timeout(timeout):
-                await self._arrived.wait()
-        data, length = self._chunks.popleft()
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._waiter
+            finally:
+                self._waiter = None
+        data, length = self._chunks.pop(0)
         self._connection.acknowledge(self.id, length)
         return data
 
@@ -139,17 +144,21 @@ class Stream:
 
     def on_data(self, data: bytes, length: int) -> None:
         self._chunks.append((data, length))
-        self._arrived.set()
+        self._wake()
 
     def on_end(self) -> None:
         self._ended = True
-        self._arrived.set()
+        self._wake()
 
     def on_error(self, error: errors.TransportError) -> None:
         self._error = error
         if not self._response.done():
             self._response.set_exception(error)
-        self._arrived.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
 
 class _Connection:
