@@ -52,7 +52,7 @@ def kubeconfig_or_control_plane(kubeconfig: str | None, *, prefix: str) -> Itera
 
 @contextlib.contextmanager
 def plane_and_registry(
-    workdir: Path, *, pods: int = PODS_PER_NODE
+    workdir: Path, *, pods: int = PODS_PER_NODE, apiserver_args: tuple[str, ...] = ()
 ) -> Iterator[tuple[ControlPlane, Registry]]:
     """A control plane with kwok nodes enough for `pods` Pods (110 each, as a kubelet allows) and a
     registry trusting its CA, up for the block (every bench that runs OLM as processes uses it, so
@@ -63,6 +63,7 @@ def plane_and_registry(
             state_dir=workdir / "controlplane",
             nodes=-(-pods // PODS_PER_NODE),
             tie_to_parent=True,
+            apiserver_args=apiserver_args,
         )
     )
     plane.up()

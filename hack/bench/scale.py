@@ -22,6 +22,10 @@ up to each size of `--sizes`, and at each size measures:
 - its watches: the API server's open watches with it running minus without it (stopped for the
   restart), so the control plane's own watches, which grow with the CRDs, cancel out.
 
+With `--profile-restarts DIR` it also takes a CPU profile of the API server for the first
+`--profile-seconds` of each restart (Go's pprof, which kube-apiserver serves to its admin), writes
+it to `DIR/apiserver-restart-<mode>-<size>.pprof` and prints its top functions (`go tool pprof`).
+
 It ends with one table and the model's figures at 2,000 extensions extrapolated from the largest
 size. Upstream's row comes from `make bench-upstream` (its peer needs a fetched module).
 """
@@ -33,6 +37,7 @@ import asyncio
 import os
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -149,6 +154,23 @@ async def restart(
     return seconds, (cpu_seconds(controller.process.pid), *spent)
 
 
+async def apiserver_profile(kube: Client, seconds: int, path: Path) -> None:
+    """A CPU profile of the API server over the next `seconds`, written to `path`, and its top
+    functions printed."""
+    data = await kube.transport.request(
+        "GET", "/debug/pprof/profile", params={"seconds": str(seconds)}, timeout=seconds + 60
+    )
+    await asyncio.to_thread(path.write_bytes, data)
+    top = await asyncio.to_thread(
+        subprocess.run,
+        ["go", "tool", "pprof", "-top", "-nodecount=40", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(f"--- {path}:\n{top.stdout}{top.stderr}", flush=True)
+
+
 async def restart_from_empty_cache(controller: OperatorControllerProcess, count: int) -> tuple[float, int]:
     """`restart` as a new Pod does it, with nothing in the cache directory; and how many bundles it
     unpacked again (each one pulled from the registry)."""
@@ -160,7 +182,15 @@ async def restart_from_empty_cache(controller: OperatorControllerProcess, count:
 
 
 async def run_mode(
-    mode: str, sizes: list[int], *, samples: int, plane: ControlPlane, registry: Registry, workdir: Path
+    mode: str,
+    sizes: list[int],
+    *,
+    samples: int,
+    plane: ControlPlane,
+    registry: Registry,
+    workdir: Path,
+    profiles: Path | None = None,
+    profile_seconds: int = 30,
 ) -> list[Row]:
     rows: list[Row] = []
     config = await load_config(kubeconfig=plane.kubeconfig)
@@ -214,7 +244,18 @@ async def run_mode(
                 components = plane.pids()
                 assert catalogd.process is not None
                 others = (components["kube-apiserver"], components["etcd"], catalogd.process.pid)
+                profiling = (
+                    asyncio.create_task(
+                        apiserver_profile(
+                            kube, profile_seconds, profiles / f"apiserver-restart-{mode}-{size}.pprof"
+                        )
+                    )
+                    if profiles is not None
+                    else None
+                )
                 row.restart_seconds, cpu = await restart(controller, size, others)
+                if profiling is not None:
+                    await profiling
                 row.restart_cpu = (cpu[0], cpu[1], cpu[2], cpu[3])
                 # Memory and connections once the restart has settled: no install's transients in
                 # them (idle HTTP/1.1 connections close after aiohttp's 15 s keep-alive).
@@ -306,15 +347,33 @@ def main() -> None:
     parser.add_argument("--sizes", default="200,500,1000", help="extensions installed at each step")
     parser.add_argument("--modes", default="account,shared", help="drift-watch modes: account, shared")
     parser.add_argument("--drift-samples", type=int, default=5, help="extensions whose drift is timed")
+    parser.add_argument(
+        "--profile-restarts", type=Path, help="directory for CPU profiles of the API server during restarts"
+    )
+    parser.add_argument("--profile-seconds", type=int, default=30, help="length of each such profile")
     args = parser.parse_args()
+    if args.profile_restarts is not None:
+        args.profile_restarts.mkdir(parents=True, exist_ok=True)
     sizes = sorted(int(n) for n in args.sizes.split(","))
     rows: list[Row] = []
     for mode in args.modes.split(","):
         workdir = Path(tempfile.mkdtemp(prefix=f"bench-scale-{mode}-"))
-        with plane_and_registry(workdir, pods=sizes[-1] + PODS_PER_NODE) as (plane, registry):
+        # The test control plane serves no profiles unless asked to.
+        profiling = ("--profiling=true",) if args.profile_restarts is not None else ()
+        with plane_and_registry(workdir, pods=sizes[-1] + PODS_PER_NODE, apiserver_args=profiling) as (
+            plane,
+            registry,
+        ):
             rows += asyncio.run(
                 run_mode(
-                    mode, sizes, samples=args.drift_samples, plane=plane, registry=registry, workdir=workdir
+                    mode,
+                    sizes,
+                    samples=args.drift_samples,
+                    plane=plane,
+                    registry=registry,
+                    workdir=workdir,
+                    profiles=args.profile_restarts,
+                    profile_seconds=args.profile_seconds,
                 )
             )
     print_table(rows)
