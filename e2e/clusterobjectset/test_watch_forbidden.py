@@ -128,9 +128,11 @@ async def test_an_account_that_may_watch_its_namespace_gets_an_informer_there_un
         await revisions.create("watched", [("all", inline(*objects))])
         found = await revisions.wait_for("watched", "Progressing", "True", "Succeeded")
         assert found["message"] == "Revision 1 has rolled out."
+        # The revision's only ConfigMap: its watch names it.
         assert [i.name for i in drift.informers()] == [
             f"v1/configmaps namespace={namespace} "
-            f"labels=olm.operatorframework.io/revision-name={revisions.name('watched')}"
+            f"labels=olm.operatorframework.io/revision-name={revisions.name('watched')} "
+            "fields=metadata.name=watched"
         ]
 
         await _drift_is_repaired(admin_client, namespace)
@@ -160,17 +162,42 @@ async def test_revisions_of_one_owner_share_an_informer_that_stops_with_the_last
         await revisions.wait_for("one", "Progressing", "True", "Succeeded")
         await revisions.create("two", [("all", objects)], owner="app", revision=2)
         await revisions.wait_for("two", "Progressing", "True", "Succeeded")
-        # A cluster-admin may watch everywhere: one informer for the owner, in all namespaces.
+        # One informer for the owner, naming the one ConfigMap both revisions have, in its namespace.
         (informer,) = drift.informers()
         assert informer.name == (
-            "v1/configmaps labels=olm.operatorframework.io/owner-kind=ClusterExtension,"
-            f"olm.operatorframework.io/owner-name={revisions.prefix}-app"
+            f"v1/configmaps namespace={namespace} "
+            "labels=olm.operatorframework.io/owner-kind=ClusterExtension,"
+            f"olm.operatorframework.io/owner-name={revisions.prefix}-app fields=metadata.name=watched"
         )
         await revisions.wait_for("one", "Progressing", "False", "Archived")
         assert drift.informers() == [informer]
 
         await revisions.cleanup()
         await eventually(lambda: _no_informers(drift), what="the drift informer to stop")
+    finally:
+        await revisions.cleanup()
+
+
+async def test_a_kind_with_two_objects_in_a_revision_is_watched_by_label_and_both_are_repaired(
+    admin_client: Client, namespace: str, account: str, drift: DriftWatches
+) -> None:
+    revisions = Revisions(admin_client, namespace, account)
+    objects = inline(*(config_map(name, namespace, {"k": "v"}) for name in ("watched", "second")))
+    try:
+        await revisions.create("two-maps", [("all", objects)], owner="pair")
+        await revisions.wait_for("two-maps", "Progressing", "True", "Succeeded")
+        # Two ConfigMaps: one watch selects both by the owner's labels, in all namespaces.
+        (informer,) = drift.informers()
+        assert informer.name == (
+            "v1/configmaps labels=olm.operatorframework.io/owner-kind=ClusterExtension,"
+            f"olm.operatorframework.io/owner-name={revisions.prefix}-pair"
+        )
+        await _drift_is_repaired(admin_client, namespace)
+        await admin_client.delete(kinds.CONFIG_MAP, "second", namespace=namespace)
+        await eventually(
+            lambda: exists(admin_client, kinds.CONFIG_MAP, "second", namespace),
+            what="the second deleted ConfigMap to come back",
+        )
     finally:
         await revisions.cleanup()
 

@@ -74,9 +74,29 @@ def fingerprint(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[An
     return (meta.get("uid"), meta.get("resourceVersion"))
 
 
-def _prefetched(phases: Sequence[ResolvedPhase]) -> Iterator[tuple[GroupVersionKind, str | None]]:
-    """The (kind, namespace) of every object after the first phase (which looks its kinds up at
-    once), but for kinds the revision's CRDs define: not served before their phase is done."""
+def only_objects(phases: Sequence[ResolvedPhase]) -> dict[tuple[str, str | None], str]:
+    """(apiVersion and kind, namespace) -> name, for each kind and namespace where the revision has
+    exactly one object: its drift watch names it (`DriftWatches.lookup`)."""
+    names: dict[tuple[str, str | None], list[str]] = {}
+    for phase in phases:
+        for source in phase.objects:
+            manifest = source.manifest
+            name, namespace = _name(manifest)
+            key = (f"{manifest.get('apiVersion')}/{manifest.get('kind')}", namespace)
+            names.setdefault(key, []).append(name)
+    return {key: found[0] for key, found in names.items() if len(found) == 1 and found[0]}
+
+
+def _only(only: Mapping[tuple[str, str | None], str], manifest: Mapping[str, Any]) -> str | None:
+    return only.get((f"{manifest.get('apiVersion')}/{manifest.get('kind')}", _name(manifest)[1]))
+
+
+def _prefetched(
+    phases: Sequence[ResolvedPhase], only: Mapping[tuple[str, str | None], str]
+) -> Iterator[tuple[GroupVersionKind, str | None, str | None]]:
+    """The (kind, namespace, name if the revision's only one: `only_objects`) of every object after
+    the first phase (which looks its kinds up at once), but for kinds the revision's CRDs define:
+    not served before their phase is done."""
     defined: set[tuple[str, str]] = set()
     for phase in phases:
         for source in phase.objects:
@@ -91,7 +111,7 @@ def _prefetched(phases: Sequence[ResolvedPhase]) -> Iterator[tuple[GroupVersionK
             except ValueError:
                 continue  # reported by the phase's own lookup
             if (gvk.group, gvk.kind) not in defined:
-                yield gvk, _name(source.manifest)[1]
+                yield gvk, _name(source.manifest)[1], _only(only, source.manifest)
 
 
 class PhaseFailed(Exception):
@@ -169,8 +189,9 @@ class Rollout:
         phases: Sequence[ResolvedPhase],
         checks: Sequence[probes.Probe],
     ) -> Outcome:
+        only = only_objects(phases)
         if self.prefetch:
-            self.watches.prefetch(me, self.client, self.identity, _prefetched(phases))
+            self.watches.prefetch(me, self.client, self.identity, _prefetched(phases, only))
         for phase in phases:
             # One span per phase; its probes get their own, so a rollout waiting on a probe shows
             # which phase and how many objects are not there yet.
@@ -178,7 +199,9 @@ class Rollout:
                 f"clusterobjectset/phase {phase.name}", {"phase": phase.name, "objects": len(phase.objects)}
             ):
                 try:
-                    planned = await asyncio.gather(*(self._plan(o, me, siblings) for o in phase.objects))
+                    planned = await asyncio.gather(
+                        *(self._plan(o, me, siblings, _only(only, o.manifest)) for o in phase.objects)
+                    )
                 except PhaseFailed as e:
                     return Outcome(OutcomeKind.RETRYING, f'phase "{phase.name}": {e}')
                 collisions = [
@@ -218,8 +241,13 @@ class Rollout:
         return Outcome(OutcomeKind.SUCCEEDED)
 
     async def _plan(
-        self, source: ResolvedObject, me: ownership.Revision, siblings: Mapping[str, ownership.Revision]
+        self,
+        source: ResolvedObject,
+        me: ownership.Revision,
+        siblings: Mapping[str, ownership.Revision],
+        only: str | None,
     ) -> _Planned:
+        """`only`: the object's name if it is the revision's only one of its kind and namespace."""
         manifest = source.manifest
         label = probes.object_label(manifest)
         name, namespace = _name(manifest)
@@ -227,7 +255,7 @@ class Rollout:
             raise PhaseFailed(f"{label}: metadata.name is required")
         try:
             gvk = object_kind(manifest)
-            watched = await self.watches.lookup(me, self.client, self.identity, gvk, namespace)
+            watched = await self.watches.lookup(me, self.client, self.identity, gvk, namespace, name=only)
         except (ValueError, NoKindMatch, WatchUnavailable) as e:
             raise PhaseFailed(f"{label}: {e}") from e
         namespace = namespace if watched.resource.namespaced else None

@@ -8,7 +8,12 @@ never with the controller's own. For each object the rollout asks `lookup`, whic
   shared by every revision of that owner written as that identity, selecting the owner's objects by
   the owner labels every managed object carries (the revision-name label for a revision without an
   owner). Its events enqueue the revision that controls the object, which restores it, and the
-  rollout reads objects' current state from it;
+  rollout reads objects' current state from it. Where a revision has one object of a kind in a
+  namespace (most kinds of most bundles), the informer names that object too
+  (`fieldSelector=metadata.name=...`, in its namespace): the API server then answers the watch's
+  initial list from its watch cache by key, where a watch that selects by label only is answered
+  by a scan of every cached object of the kind, which made the API server's CPU for a restart of
+  many extensions grow faster than their number;
 - neither: no informer. The rollout reads each such object by GET, and the reconciler comes back
   every `Options.drift_poll_interval` seconds while the revision is active (`polled`), so their
   drift is repaired within that interval.
@@ -106,6 +111,8 @@ class _Use:
     gvk: GroupVersionKind
     namespace: str
     """The object's namespace; "" for a cluster-scoped kind."""
+    name: str
+    """The object's name when it is the revision's only one of its kind there, else ""."""
 
 
 @dataclass
@@ -127,6 +134,8 @@ class _Watch:
     gvk: GroupVersionKind
     namespace: str
     """The namespace watched; "" for all namespaces."""
+    name: str = ""
+    """The one object watched (with the selector); "" for every object the selector matches."""
 
 
 class DriftWatches:
@@ -195,12 +204,21 @@ class DriftWatches:
         identity: str,
         gvk: GroupVersionKind,
         namespace: str | None,
+        *,
+        name: str | None = None,
     ) -> Watched:
         """How `revision` (written as `client`, described as `identity`) reads objects of `gvk` in
-        `namespace`: the synced informer, or none. Raises `NoKindMatch` when the kind is not
-        served, `WatchUnavailable` when the access review fails or the informer does not sync."""
+        `namespace`: the synced informer, or none. `name`: the revision's only object of that kind
+        there, which its watch then names (see the module). Raises `NoKindMatch` when the kind is
+        not served, `WatchUnavailable` when the access review fails or the informer does not sync."""
         resource = await client.resource_for(gvk)
-        use = _Use(identity, selector_for(revision), gvk, (namespace or "") if resource.namespaced else "")
+        use = _Use(
+            identity,
+            selector_for(revision),
+            gvk,
+            (namespace or "") if resource.namespaced else "",
+            name or "",
+        )
         self._uses.setdefault(revision.name, set()).add(use)
         async with self._deciding.setdefault(use, asyncio.Lock()):
             if use not in self._decided:
@@ -229,17 +247,19 @@ class DriftWatches:
         revision: ownership.Revision,
         client: Client,
         identity: str,
-        objects: Iterable[tuple[GroupVersionKind, str | None]],
+        objects: Iterable[tuple[GroupVersionKind, str | None, str | None]],
     ) -> None:
-        """Start `lookup` of every (kind, namespace) given, in the background, so that a later
+        """Start `lookup` of every (kind, namespace, name) given, in the background, so that a later
         phase finds its informers synced instead of reviewing access and waiting for a watch of
         each new kind in turn. A lookup that fails here is made again, and reported, by the phase
         that needs it."""
         if self._tasks is None:
             return
         pending = self._prefetching.setdefault(revision.name, set())
-        for gvk, namespace in dict.fromkeys(objects):
-            task = self._tasks.create_task(self._quiet_lookup(revision, client, identity, gvk, namespace))
+        for gvk, namespace, name in dict.fromkeys(objects):
+            task = self._tasks.create_task(
+                self._quiet_lookup(revision, client, identity, gvk, namespace, name=name)
+            )
             pending.add(task)
             task.add_done_callback(pending.discard)
 
@@ -250,9 +270,11 @@ class DriftWatches:
         identity: str,
         gvk: GroupVersionKind,
         namespace: str | None,
+        *,
+        name: str | None,
     ) -> None:
         try:
-            await self.lookup(revision, client, identity, gvk, namespace)
+            await self.lookup(revision, client, identity, gvk, namespace, name=name)
         except Exception as e:  # the phase looks it up again and reports it
             _log.debug("drift watch prefetch failed", kind=str(gvk), error=str(e))
 
@@ -268,8 +290,11 @@ class DriftWatches:
             ) from e
         if reach is access.Reach.NONE:
             return None
-        namespace = use.namespace if reach is access.Reach.NAMESPACE else ""
-        return self._informer_for(_Watch(use.identity, use.selector, use.gvk, namespace), resource, client)
+        # A watch that names its object must name its namespace too: only then does the API server
+        # find the object by key.
+        namespace = use.namespace if reach is access.Reach.NAMESPACE or use.name else ""
+        watch = _Watch(use.identity, use.selector, use.gvk, namespace, use.name)
+        return self._informer_for(watch, resource, client)
 
     async def _identity_reach(self, use: _Use, resource: ResourceInfo, client: Client) -> access.Reach:
         answers = self._answers.setdefault(use.identity, _Answers())
@@ -313,6 +338,7 @@ class DriftWatches:
                 resource,
                 namespaces=(watch.namespace,) if watch.namespace else None,
                 label_selector=watch.selector,
+                field_selector=f"metadata.name={watch.name}" if watch.name else None,
                 transform=self._options.transform,
                 reflector_options=self._reflector,
                 compact=True,

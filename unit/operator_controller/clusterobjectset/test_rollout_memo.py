@@ -58,7 +58,26 @@ def test_prefetch_leaves_out_the_first_phase_and_the_kinds_the_revision_defines(
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "n"}}
     broken = {"kind": "Deployment", "metadata": {"name": "no-api-version"}}
     phases = [phase("identity", account), phase("crds", CRD), phase("deploy", deployment, widget, broken)]
-    assert list(rollout._prefetched(phases)) == [
-        (GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition"), None),
-        (GroupVersionKind("apps", "v1", "Deployment"), "n"),
+    assert list(rollout._prefetched(phases, rollout.only_objects(phases))) == [
+        (
+            GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            None,
+            "widgets.example.com",
+        ),
+        (GroupVersionKind("apps", "v1", "Deployment"), "n", "d"),
     ]
+
+
+def test_drift_watches_name_an_object_only_where_it_is_the_one_of_its_kind_and_namespace() -> None:
+    def config_map(name: str, namespace: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
+
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "r"}}
+    phases = [
+        phase("first", config_map("a", "one"), role),
+        phase("second", config_map("b", "one"), config_map("c", "two")),
+    ]
+    assert rollout.only_objects(phases) == {
+        ("rbac.authorization.k8s.io/v1/ClusterRole", None): "r",
+        ("v1/ConfigMap", "two"): "c",  # "one" holds two: its watch selects them by label
+    }
