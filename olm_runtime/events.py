@@ -95,7 +95,8 @@ class BroadcasterOptions:
     request_timeout: float = 10.0
     """Bound on each API call."""
     max_series: int = 4096
-    """Series remembered for aggregation; the least recently seen is forgotten first."""
+    """Series remembered for aggregation; the least recently seen is forgotten first, and every
+    series once no repeat can join it (`aggregation_window` after it was last seen)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -224,6 +225,7 @@ class EventBroadcaster:
                 await self._wait_for_work()
                 await self._drain()
                 await self._write_due_series(time.monotonic())
+                self._forget_ended_series(time.monotonic())
         except asyncio.CancelledError:
             await self._flush_on_shutdown()
             raise
@@ -240,6 +242,9 @@ class EventBroadcaster:
         if self._buffer:
             return
         dues = [series.due for series in self._series.values() if series.due is not None]
+        oldest = next(iter(self._series.values()), None)
+        if oldest is not None and oldest.due is None:  # when it ends (`_forget_ended_series`)
+            dues.append(oldest.last_seen + self.options.aggregation_window)
         timeout = max(0.0, min(dues) - time.monotonic()) if dues else None
         self._wakeup.clear()
         try:
@@ -282,6 +287,16 @@ class EventBroadcaster:
         )
         self._series.move_to_end(occurrence.key)
         while len(self._series) > self.options.max_series:
+            self._series.popitem(last=False)
+
+    def _forget_ended_series(self, now: float) -> None:
+        """Drop the series no repeat can join any more (last seen over `aggregation_window` ago,
+        nothing left to write): a controller of thousands of objects would otherwise keep
+        `max_series` of them at rest. Series are kept least recently seen first."""
+        while self._series:
+            oldest = next(iter(self._series.values()))
+            if oldest.due is not None or now - oldest.last_seen <= self.options.aggregation_window:
+                return
             self._series.popitem(last=False)
 
     async def _write_due_series(self, now: float) -> None:

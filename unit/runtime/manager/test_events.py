@@ -412,6 +412,25 @@ async def test_only_the_most_recently_seen_series_are_remembered(started: Start)
     assert patch["series"]["count"] == 2
 
 
+async def test_a_series_no_repeat_can_join_is_forgotten_without_another_event(
+    fake_time: FakeTime, started: Start
+) -> None:
+    client = Recording()
+    broadcast, recorder = recording(client, started, series_update_interval=0.0)
+    recorder.event(WIDGET, "Normal", "Old", "m")
+    await poll(lambda: len(client.created) == 1)
+    fake_time.now = 300.0
+    recorder.event(WIDGET, "Normal", "Newer", "m")
+    await poll(lambda: len(client.created) == 2)
+    assert len(broadcast._series) == 2
+    fake_time.now = 600.5  # "Old" ended; "Newer" may still be joined
+    broadcast._wakeup.set()  # what the broadcaster's own timer does in real time
+    await poll(lambda: len(broadcast._series) == 1)
+    recorder.event(WIDGET, "Normal", "Newer", "m")
+    await poll(lambda: client.patched and client.patched[-1][1]["series"]["count"] == 2)
+    assert len(client.created) == 2
+
+
 async def test_another_component_action_or_object_makes_another_event(started: Start) -> None:
     client = Recording()
     broadcast = broadcaster(client)
