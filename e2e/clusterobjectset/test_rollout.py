@@ -106,13 +106,9 @@ async def test_three_phases_roll_out_in_order_and_succeed(
     stored = await revisions.get("app")
     assert [p["name"] for p in stored["status"]["observedPhases"]] == ["crds", "rbac", "deploy"]
     assert stored["metadata"]["finalizers"] == ["olm.operatorframework.io/teardown"]
-    recorded = await admin_client.list(kinds.EVENT, namespace="default")
-    reasons = {
-        e.get("reason")
-        for e in recorded.items
-        if (e.get("involvedObject") or {}).get("name") == cos["metadata"]["name"]
-    }
-    assert {"PhaseSucceeded", "Succeeded"} <= reasons, reasons
+    # The recorder writes Events in the background: the status can be read before they land.
+    assert await revisions.wait_event("app", "PhaseSucceeded")
+    assert await revisions.wait_event("app", "Succeeded") == ["revision 1 rolled out"]
 
 
 async def test_a_pending_pvc_blocks_the_next_phase_until_bound(
