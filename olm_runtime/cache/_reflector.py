@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import enum
 import random
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -633,6 +634,48 @@ class Reflector:
             elif duration < _VERY_SHORT_WATCH and events == 0:
                 raise VeryShortWatch(f"the server closed the watch of {self.name} at once, sending nothing")
 
+    def _handle(
+        self, line: bytes, collect: dict[str, dict[str, Any]] | None, propagate: bool, past_initial: bool
+    ) -> tuple[bool, str | None]:
+        """Apply one watch event (`_consume`); whether events are past the initial ones now, and
+        the resourceVersion of the initial-events-end bookmark when this is it and `collect` is
+        given."""
+        event = orjson.loads(line)
+        kind = event.get("type")
+        obj = event.get("object")
+        if kind == "ERROR":
+            raise errors.from_status(obj if isinstance(obj, dict) else {})
+        if not isinstance(obj, dict):
+            self._log.warning("watch event without an object", event_type=kind)
+            return past_initial, None
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        if kind == "BOOKMARK":
+            past_initial = True
+            annotations = obj["metadata"].get("annotations") or {}
+            if collect is not None and annotations.get(INITIAL_EVENTS_END) == "true":
+                return past_initial, rv
+        elif kind in ("ADDED", "MODIFIED", "DELETED"):
+            if kind != "ADDED":
+                past_initial = True
+            obj = self._prepare(obj)
+            if collect is not None:
+                if kind == "DELETED":
+                    collect.pop(object_key(obj), None)
+                else:
+                    collect[object_key(obj)] = obj
+            elif kind == "ADDED":
+                self._sink.added(obj)
+            elif kind == "MODIFIED":
+                self._sink.modified(obj)
+            else:
+                self._sink.deleted(obj)
+        else:
+            self._log.warning("unknown watch event type", event_type=kind)
+            return past_initial, None
+        if collect is None and (propagate or past_initial) and rv:
+            self._last_rv = rv
+        return past_initial, None
+
     async def _close(self, stream: _Stream) -> None:
         self._watch_opened = None
         with contextlib.suppress(Exception):
@@ -648,8 +691,6 @@ class Reflector:
         """
         loop = asyncio.get_running_loop()
         inactivity = self._options.inactivity_timeout
-        sink = self._sink
-        prepare = self._prepare
         clock = self._clock
         lines = stream.lines
         past_initial = False  # an event other than ADDED arrived: resourceVersions are in order now
@@ -672,40 +713,13 @@ class Reflector:
                     deadline.reschedule(None)
                     self._last_event = clock.now()
                     stream.events += 1
-                    event = orjson.loads(line)
-                    kind = event.get("type")
-                    obj = event.get("object")
-                    if kind == "ERROR":
-                        raise errors.from_status(obj if isinstance(obj, dict) else {})
-                    if not isinstance(obj, dict):
-                        self._log.warning("watch event without an object", event_type=kind)
-                        continue
-                    rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-                    if kind == "BOOKMARK":
-                        past_initial = True
-                        annotations = obj["metadata"].get("annotations") or {}
-                        if collect is not None and annotations.get(INITIAL_EVENTS_END) == "true":
-                            return _Ended.INITIAL_EVENTS_END, rv
-                    elif kind in ("ADDED", "MODIFIED", "DELETED"):
-                        if kind != "ADDED":
-                            past_initial = True
-                        obj = prepare(obj)
-                        if collect is not None:
-                            if kind == "DELETED":
-                                collect.pop(object_key(obj), None)
-                            else:
-                                collect[object_key(obj)] = obj
-                        elif kind == "ADDED":
-                            sink.added(obj)
-                        elif kind == "MODIFIED":
-                            sink.modified(obj)
-                        else:
-                            sink.deleted(obj)
-                    else:
-                        self._log.warning("unknown watch event type", event_type=kind)
-                        continue
-                    if collect is None and (propagate or past_initial) and rv:
-                        self._last_rv = rv
+                    # Handled in a call of its own and the line dropped: this frame then holds
+                    # nothing of the event while it waits for the next, which at rest takes
+                    # minutes, and each of thousands of drift watches would keep its last object.
+                    past_initial, initial_end = self._handle(line, collect, propagate, past_initial)
+                    del line
+                    if initial_end is not None:
+                        return _Ended.INITIAL_EVENTS_END, initial_end
                     if time.perf_counter() - last_yield > _YIELD_EVERY:
                         await asyncio.sleep(0)
                         last_yield = time.perf_counter()
@@ -742,7 +756,8 @@ def describe(
     field_selector: str | None,
     metadata_only: bool,
 ) -> str:
-    """A human-readable name for a watch, used in logs and statistics."""
+    """A human-readable name for a watch, used in logs and statistics. Interned: an informer of one
+    scope and its reflector have the same name, and a controller may run thousands of them."""
     parts = [f"{resource.gvr.api_version}/{resource.gvr.resource}"]
     named = [n for n in namespaces if n]
     if named and resource.namespaced:
@@ -753,4 +768,4 @@ def describe(
         parts.append(f"fields={field_selector}")
     if metadata_only:
         parts.append("metadata-only")
-    return " ".join(parts)
+    return sys.intern(" ".join(parts))

@@ -190,7 +190,8 @@ class DriftWatches:
     def _launch(self, watch: _Watch) -> None:
         if self._tasks is not None and watch not in self._running:
             informer = self._informers[watch]
-            self._running[watch] = self._tasks.create_task(informer.start(), name=f"drift {informer.name}")
+            # Named as the informer is, not by a new string: thousands of them run.
+            self._running[watch] = self._tasks.create_task(informer.start(), name=informer.name)
 
     def _notify(self, obj: Any) -> None:
         if isinstance(obj, cache.DeletedFinalStateUnknown):
