@@ -203,7 +203,9 @@ def manager_options(
         metrics_secure=secure_metrics(args.tls_cert, args.tls_key, args.tls) if args.metrics_secure else None,
         health_probe_bind_address=args.health_probe_bind_address,
         webhook=dataclasses.replace(webhook or WebhookOptions(), tls_profile=args.tls),
-        cache=cache.CacheOptions(by_kind=by_kind, reflector=WATCH_RENEWAL),
+        # Compact: operator-controller caches an extension, its revisions and its ServiceAccounts per
+        # installed extension, and reads one or two of them per reconcile.
+        cache=cache.CacheOptions(by_kind=by_kind, reflector=WATCH_RENEWAL, compact=True),
     )
 
 

@@ -106,6 +106,7 @@ class Cache:
             field_selector=defaults.field_selector if own.field_selector is None else own.field_selector,
             transform=own.transform or defaults.transform,
             resync_period=defaults.resync_period if own.resync_period is None else own.resync_period,
+            compact=defaults.compact if own.compact is None else own.compact,
         )
 
     async def get_informer(
@@ -143,10 +144,11 @@ class Cache:
                 label_selector=key.label_selector or None,
                 field_selector=key.field_selector or None,
                 metadata_only=metadata_only,
-                transform=self._transform(kind.transform),
+                transform=kind.transform if kind.compact else self._transform(kind.transform),
                 resync_period=kind.resync_period or None,
                 reflector_options=self.options.reflector,
                 clock=self._clock,
+                compact=bool(kind.compact),
             )
             self._informers[key] = informer
             self._created.set()

@@ -34,6 +34,8 @@ class KindOptions:
     """Applied to each object before it is stored; `no_transform` keeps everything."""
     resync_period: float | None = None
     """Seconds between redeliveries of every object to handlers; `0` for none."""
+    compact: bool | None = None
+    """Keep this kind's objects as JSON and parse a copy on every read (`CacheOptions.compact`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +59,11 @@ class CacheOptions:
     call). Off by default: a controller that needs to come back should return `requeue_after`."""
     reflector: ReflectorOptions = field(default_factory=ReflectorOptions)
     """Listing and watching: streaming or paged lists, timeouts, watchdog, backoff."""
+    compact: bool = False
+    """Keep every cached object as its JSON bytes, about a sixth of the parsed dicts, and parse a
+    new copy on every read, which the reader may then change. Worth it where objects are many and
+    each is read now and then (a reconcile reads one or two), not where handlers or reconciles
+    list thousands of them at a time. Compact objects are never frozen: each read is a copy."""
     freeze_objects: bool = False
     """Make cached objects deeply read-only at run time (writes raise `TypeError`). Costs about as
     much CPU as parsing each object once more; meant for tests and development, where it catches

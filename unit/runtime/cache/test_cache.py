@@ -164,6 +164,28 @@ async def test_freeze_objects_makes_writes_to_cached_objects_fail() -> None:
         assert "managedFields" not in obj["metadata"]  # the configured transform ran first
 
 
+async def test_a_compact_kind_hands_each_reader_a_copy_of_its_own() -> None:
+    transport = FakeTransport()
+    transport.lists.append(page([cm("a", 1, labels={"app": "web"})], 10))
+    transport.lists.append(page([cm("n", 1)], 10))
+    shared, _ = make(
+        transport,
+        compact=True,
+        freeze_objects=True,
+        by_kind={NAMESPACE: cache.KindOptions(compact=False)},
+    )
+    async with running(shared.start):
+        reader = cache.CacheReader(shared)
+        obj = await reader.get(CONFIGMAP, "a", namespace="default")
+        obj["metadata"]["labels"]["app"] = "db"  # a copy: never frozen, and no one else sees it
+        again = await reader.get(CONFIGMAP, "a", namespace="default")
+        assert again["metadata"]["labels"] == {"app": "web"}
+        assert again is not obj
+        assert "managedFields" not in again["metadata"]  # the configured transform still runs
+        assert (await shared.get_informer(CONFIGMAP)).store.compact
+        assert not (await shared.get_informer(NAMESPACE)).store.compact
+
+
 async def test_readiness_reports_unsynced_informers_and_silent_watches() -> None:
     transport = FakeTransport()
     transport.lists.append(page([], 10))
