@@ -243,6 +243,10 @@ class Informer:
         """The cached object, or `None`; the result is shared: do not mutate it."""
         return self._store.get(f"{namespace}/{name}" if namespace else name)
 
+    def stored(self, name: str, namespace: str | None = None) -> Object | bytes | None:
+        """`Store.stored`: the object as held, JSON bytes in a compact informer."""
+        return self._store.stored(f"{namespace}/{name}" if namespace else name)
+
     def list(
         self, namespace: str | None = None, label_selector: LabelSelector | None = None
     ) -> builtins.list[Object]:

@@ -61,6 +61,12 @@ class Store:
         item = self._items.get(key)
         return None if item is None else self._unpack(item)
 
+    def stored(self, key: str) -> Object | bytes | None:
+        """What is held under `key`: the object, or in a compact store its JSON. The same bytes
+        object until the object changes, so a reader may keep what it parsed from them and reuse
+        it while they are the ones stored (`is`)."""
+        return self._items.get(key)
+
     def list(self) -> builtins.list[Object]:
         return [self._unpack(item) for item in self._items.values()]
 

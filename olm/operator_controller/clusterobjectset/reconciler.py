@@ -12,8 +12,9 @@ the status is written once at the end, from the outcome. No step may replace the
 (`_keeping_spec` checks it after each one): every step reads the spec the reconcile started from.
 
 An active revision that has not yet succeeded is reconciled again on every event of its objects
-until its probes pass; until then it keeps what one reconcile decoded from its Secrets and which of
-its objects were found already applied (`_Memo`), and the next reconcile reuses them.
+until its probes pass; until then it keeps what one reconcile decoded from its Secrets, which of
+its objects were found already applied and what their drift informers' JSON parsed to (`_Memo`),
+and the next reconcile reuses them.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from olm.operator_controller.clusterobjectset.identity import (
     named_account,
 )
 from olm.operator_controller.clusterobjectset.options import Options
-from olm.operator_controller.clusterobjectset.rollout import Applied, Rollout
+from olm.operator_controller.clusterobjectset.rollout import Applied, Parsed, Rollout
 from olm.operator_controller.clusterobjectset.sources import (
     Decoded,
     ResolvedPhase,
@@ -124,6 +125,7 @@ class _Memo:
     uid: str
     decoded: Decoded = field(default_factory=Decoded)
     applied: Applied = field(default_factory=dict)
+    parsed: Parsed = field(default_factory=dict)
     polls: RolloutPolls = field(default_factory=RolloutPolls)
 
 
@@ -349,6 +351,7 @@ class Reconciler:
             identity=state.identity.description,
             on_phase_done=lambda phase: self._phase_done(state, phase),
             applied=state.memo.applied if state.memo is not None else None,
+            parsed=state.memo.parsed if state.memo is not None else None,
             prefetch=state.memo is not None,
         )
         checks = (*probes.BUILTIN, *probes.from_spec((state.cos.get("spec") or {}).get("progressionProbes")))

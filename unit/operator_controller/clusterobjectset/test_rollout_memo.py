@@ -1,14 +1,17 @@
 """What a rollout keeps between reconciles of a revision: the fingerprint that stands for a live
-object when it was found already applied, and the kinds whose drift watches start early."""
+object when it was found already applied, its objects as parsed from compact drift informers, and
+the kinds whose drift watches start early."""
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from olm.operator_controller.clusterobjectset import rollout
 from olm.operator_controller.clusterobjectset.sources import ResolvedObject, ResolvedPhase
+from olm_runtime import cache
 from olm_runtime.client import GroupVersionKind
+from olm_runtime.client.gvk import GroupVersionResource, ResourceInfo
 
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -81,3 +84,41 @@ def test_drift_watches_name_an_object_only_where_it_is_the_one_of_its_kind_and_n
         ("rbac.authorization.k8s.io/v1/ClusterRole", None): "r",
         ("v1/ConfigMap", "two"): "c",  # "one" holds two: its watch selects them by label
     }
+
+
+CRDS = ResourceInfo(
+    gvk=GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+    gvr=GroupVersionResource("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+    namespaced=False,
+)
+
+
+def test_a_compact_informers_object_is_parsed_once_per_version_while_the_revision_rolls_out() -> None:
+    informer = cache.Informer(cast(Any, None), CRDS, compact=True)
+    informer.store.upsert(live(CRD))
+    kept: rollout.Parsed = {}
+
+    def read(parsed: rollout.Parsed) -> Any:
+        run = rollout.Rollout(
+            cast(Any, None),
+            cast(Any, None),
+            field_manager="test",
+            concurrency=1,
+            identity="test",
+            on_phase_done=lambda _phase: None,
+            parsed=parsed,
+        )
+        return run._live(informer, CRDS.gvk, "widgets.example.com", None)
+
+    first = read(kept)
+    assert first == live(CRD)
+    assert read(kept) is first  # a later reconcile: the same JSON, not parsed again
+    assert read({}) is not first  # without the revision's memo, a fresh parse
+    changed = live(CRD, resourceVersion="11")
+    changed["status"]["conditions"][0]["status"] = "True"
+    informer.store.upsert(changed)
+    again = read(kept)
+    assert again is not first
+    assert again["status"]["conditions"][0]["status"] == "True"
+    assert read(kept) is again
+    assert informer.stored("absent") is None

@@ -86,5 +86,6 @@ def test_reader_and_informer_methods_are_pinned() -> None:
         "start",
         "statistics",
         "store",
+        "stored",
         "wait_for_sync",
     }
