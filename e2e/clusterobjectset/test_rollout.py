@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -11,6 +12,7 @@ from olm.api.kinds import CLUSTER_OBJECT_SET
 from olm_runtime import conditions
 from olm_runtime.client import Client, GroupVersionKind, kinds
 from olm_runtime.testing import settle
+from olm_runtime.testing.poll import eventually
 
 DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")
 PVC = GroupVersionKind("", "v1", "PersistentVolumeClaim")
@@ -212,3 +214,50 @@ async def test_a_crd_that_is_never_established_holds_back_the_deployment(
     )
     assert not await exists(admin_client, DEPLOYMENT, "app", namespace)
     await admin_client.delete(CRD, f"widgets.{group}")  # gadgets goes with the revision
+
+
+async def test_an_aggregated_cluster_role_keeps_the_rules_the_control_plane_aggregates(
+    revisions: Revisions, admin_client: Client
+) -> None:
+    """kube-green 0.6.0 ships such a role with `rules: []`: applied as written, it fought
+    kube-controller-manager's aggregation controller on every reconcile."""
+    suffix = uuid.uuid4().hex[:8]
+    label = f"e2e.olm/aggregate-to-{suffix}"
+    aggregated = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": f"manager-{suffix}"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {label: "true"}}]},
+        "rules": [],
+    }
+    rules = [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list"]}]
+    part = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": f"part-{suffix}", "labels": {label: "true"}},
+        "rules": rules,
+    }
+    await revisions.create("aggregated", [("rbac", inline(part, aggregated))])
+    await revisions.wait_for("aggregated", "Succeeded", "True", "Succeeded")
+    role = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRole")
+
+    async def aggregated_rules() -> bool:
+        found = await admin_client.get(role, f"manager-{suffix}")
+        return found.get("rules") == rules
+
+    await eventually(aggregated_rules, what="the aggregation controller to fill the role's rules")
+    found = await admin_client.get(role, f"manager-{suffix}")
+    # Nothing may write the role once its rules are aggregated. What this asserts is an absence, so
+    # it watches for a while: the fight wrote it every few milliseconds.
+    writes: list[str] = []
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(5):
+            async with admin_client.watch(
+                role,
+                field_selector=f"metadata.name=manager-{suffix}",
+                resource_version=found["metadata"]["resourceVersion"],
+            ) as events:
+                async for event in events:
+                    if event.type != "BOOKMARK":
+                        writes.append(f"{event.type} rules={event.object.get('rules')}")
+    assert writes == [], writes[:5]

@@ -171,8 +171,21 @@ def desired_object(manifest: Object, me: Revision) -> dict[str, Any]:
         metadata.pop(server_field, None)
     obj["metadata"] = metadata
     obj.pop("status", None)
+    if _aggregated_cluster_role(obj):
+        # The control plane's aggregation controller writes such a role's rules. Applied, the
+        # manifest's (mostly `rules: []`) would take them back on every reconcile and the role
+        # would flap between empty and aggregated, each write bringing the next reconcile.
+        obj.pop("rules", None)
     ownerrefs.set_controller_reference(me.as_owner(), obj)
     return obj
+
+
+def _aggregated_cluster_role(obj: Object) -> bool:
+    return (
+        obj.get("kind") == "ClusterRole"
+        and str(obj.get("apiVersion", "")).startswith("rbac.authorization.k8s.io/")
+        and bool(obj.get("aggregationRule"))
+    )
 
 
 def already_applied(desired: Object, live: Object | None, me: Revision) -> bool:

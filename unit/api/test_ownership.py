@@ -237,3 +237,26 @@ def test_a_kept_crd_someone_else_took_over_is_not_adopted() -> None:
     crd = retained("widgets")
     crd["metadata"]["ownerReferences"] = [ref("foreign", "Deployment")]
     assert ownership.judge(crd, PACKAGED, {}, "Prevent").action is Action.COLLISION
+
+
+def test_an_aggregated_cluster_roles_rules_are_left_to_the_control_plane() -> None:
+    aggregated: dict[str, Any] = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "manager"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"aggregate-to-manager": "true"}}]},
+        "rules": [],
+    }
+    desired = ownership.desired_object(aggregated, ME)
+    assert "rules" not in desired
+    assert desired["aggregationRule"] == aggregated["aggregationRule"]
+    assert aggregated["rules"] == []  # the manifest itself is left as it is
+    filled = {
+        **desired,
+        "metadata": {**desired["metadata"], "uid": "u", "resourceVersion": "3"},
+        "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"]}],
+    }
+    assert ownership.already_applied(desired, filled, ME)  # the aggregated rules are no drift
+
+    plain = {**aggregated, "aggregationRule": None, "rules": [{"apiGroups": [""], "verbs": ["get"]}]}
+    assert ownership.desired_object(plain, ME)["rules"] == plain["rules"]
