@@ -144,7 +144,7 @@ class Cache:
                 label_selector=key.label_selector or None,
                 field_selector=key.field_selector or None,
                 metadata_only=metadata_only,
-                transform=kind.transform if kind.compact else self._transform(kind.transform),
+                transform=self._transform(kind),
                 resync_period=kind.resync_period or None,
                 reflector_options=self.options.reflector,
                 clock=self._clock,
@@ -157,8 +157,11 @@ class Cache:
                 self._launch(key, informer)
         return informer
 
-    def _transform(self, transform: Transform | None) -> Transform | None:
-        if not self.options.freeze_objects:
+    def _transform(self, kind: KindOptions) -> Transform | None:
+        """The kind's transform, then freezing when the cache freezes objects; never for a compact
+        kind, whose every read is a private copy."""
+        transform = kind.transform
+        if not self.options.freeze_objects or kind.compact:
             return transform
         if transform is None:
             return _freeze_dict

@@ -18,7 +18,7 @@ from typing import Any
 import structlog
 
 from olm_runtime.cache._handlers import EventHandler, HandlerRegistration
-from olm_runtime.cache._objects import DeletedFinalStateUnknown, Object, Transform, object_key
+from olm_runtime.cache._objects import DeletedFinalStateUnknown, Object, Transform, key_of, object_key
 from olm_runtime.cache._reflector import (
     Reflector,
     ReflectorOptions,
@@ -241,11 +241,11 @@ class Informer:
 
     def get(self, name: str, namespace: str | None = None) -> Object | None:
         """The cached object, or `None`; the result is shared: do not mutate it."""
-        return self._store.get(f"{namespace}/{name}" if namespace else name)
+        return self._store.get(key_of(name, namespace))
 
     def stored(self, name: str, namespace: str | None = None) -> Object | bytes | None:
         """`Store.stored`: the object as held, JSON bytes in a compact informer."""
-        return self._store.stored(f"{namespace}/{name}" if namespace else name)
+        return self._store.stored(key_of(name, namespace))
 
     def list(
         self, namespace: str | None = None, label_selector: LabelSelector | None = None

@@ -21,6 +21,7 @@ __all__ = [
     "Object",
     "Transform",
     "freeze",
+    "key_of",
     "mutable_copy",
     "object_key",
     "strip_managed_fields",
@@ -35,10 +36,13 @@ place and return it, or return a smaller object. Keep it fast and idempotent."""
 
 
 def object_key(obj: Object) -> str:
-    """The store key: `namespace/name`, or `name` for cluster-scoped objects."""
+    """The store key of `obj` (`key_of`)."""
     metadata = obj["metadata"]
-    namespace = metadata.get("namespace")
-    name: str = metadata["name"]
+    return key_of(metadata["name"], metadata.get("namespace"))
+
+
+def key_of(name: str, namespace: str | None) -> str:
+    """The store key: `namespace/name`, or `name` for cluster-scoped objects."""
     return f"{namespace}/{name}" if namespace else name
 
 

@@ -84,15 +84,17 @@ def only_objects(phases: Sequence[ResolvedPhase]) -> dict[tuple[str, str | None]
     names: dict[tuple[str, str | None], list[str]] = {}
     for phase in phases:
         for source in phase.objects:
-            manifest = source.manifest
-            name, namespace = _name(manifest)
-            key = (f"{manifest.get('apiVersion')}/{manifest.get('kind')}", namespace)
-            names.setdefault(key, []).append(name)
+            names.setdefault(_kind_here(source.manifest), []).append(_name(source.manifest)[0])
     return {key: found[0] for key, found in names.items() if len(found) == 1 and found[0]}
 
 
 def _only(only: Mapping[tuple[str, str | None], str], manifest: Mapping[str, Any]) -> str | None:
-    return only.get((f"{manifest.get('apiVersion')}/{manifest.get('kind')}", _name(manifest)[1]))
+    return only.get(_kind_here(manifest))
+
+
+def _kind_here(manifest: Mapping[str, Any]) -> tuple[str, str | None]:
+    """(apiVersion and kind, namespace) of a manifest, as `only_objects` keys them."""
+    return f"{manifest.get('apiVersion')}/{manifest.get('kind')}", _name(manifest)[1]
 
 
 def _prefetched(
