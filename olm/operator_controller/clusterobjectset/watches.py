@@ -207,11 +207,16 @@ class DriftWatches:
         namespace: str | None,
         *,
         name: str | None = None,
+        wait: bool = True,
     ) -> Watched:
         """How `revision` (written as `client`, described as `identity`) reads objects of `gvk` in
         `namespace`: the synced informer, or none. `name`: the revision's only object of that kind
         there, which its watch then names (see the module). Raises `NoKindMatch` when the kind is
-        not served, `WatchUnavailable` when the access review fails or the informer does not sync."""
+        not served, `WatchUnavailable` when the access review fails or the informer does not sync.
+
+        `wait=False`: answer at once. An informer not yet decided on or not yet synced is started in
+        the background and the answer is no informer (read the object by GET); the caller looks
+        up again with `wait=True` before it relies on the watch (`Rollout` does, before it returns)."""
         resource = await client.resource_for(gvk)
         use = _Use(
             identity,
@@ -221,6 +226,14 @@ class DriftWatches:
             name or "",
         )
         self._uses.setdefault(revision.name, set()).add(use)
+        if not wait:
+            decided = self._decided.get(use)
+            informer = self._informers.get(decided) if decided is not None else None
+            if informer is not None and informer.has_synced:
+                return Watched(resource, informer)
+            if use not in self._decided:
+                self.prefetch(revision, client, identity, [(gvk, namespace, name)])
+            return Watched(resource, None)
         async with self._deciding.setdefault(use, asyncio.Lock()):
             if use not in self._decided:
                 self._decided[use] = await self._decide(use, resource, client)

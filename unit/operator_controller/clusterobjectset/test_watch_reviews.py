@@ -5,12 +5,14 @@ only that."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, cast
 
 from olm.api.ownership import Revision
 from olm.operator_controller.clusterobjectset.watches import DriftWatches, WatchUnavailable
 from olm_runtime.client import Client, GroupVersionKind, ResourceInfo, kinds
 from olm_runtime.client.gvk import GroupVersionResource
+from olm_runtime.testing.poll import eventually
 
 CONFIG_MAPS = ResourceInfo(kinds.CONFIG_MAP, GroupVersionResource("", "v1", "configmaps"), namespaced=True)
 
@@ -114,3 +116,31 @@ async def test_an_identity_that_may_watch_everything_is_asked_once_for_every_kin
     assert admin.reviews == 2  # list and watch of everything
     assert all("not synced" in outcome for outcome in found)
     assert watches.polled(owners[0].name) == []
+
+
+async def test_a_lookup_that_does_not_wait_answers_at_once_and_decides_in_the_background() -> None:
+    watches = DriftWatches(asyncio.Queue())
+    running = asyncio.create_task(watches.start())
+    reviewer = _Reviewer()
+    client = cast(Client, reviewer)
+    me = Revision("app-1", "uid-1", 1, {})
+    try:
+        await asyncio.sleep(0)  # one turn of the loop: start() opens the task group lookups use
+
+        found = await watches.lookup(me, client, "sa", kinds.CONFIG_MAP, "ns", wait=False)
+        assert found.informer is None
+        assert reviewer.reviews == 0  # it answered before asking anything
+        assert watches.polled("app-1") == []  # not decided yet
+
+        async def decided() -> bool:
+            return watches.polled("app-1") == [kinds.CONFIG_MAP]
+
+        await eventually(decided, what="the decision made in the background", timeout=5, interval=0.01)
+        assert reviewer.reviews == 6
+        # A lookup that waits finds it decided: nothing is asked again.
+        await watches.lookup(me, client, "sa", kinds.CONFIG_MAP, "ns")
+        assert reviewer.reviews == 6
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
