@@ -5,7 +5,7 @@ PYTEST := $(UV_RUN) pytest
 # `make run CLUSTER=kind` deploys into a kind cluster (machines with docker or podman, and kind).
 CLUSTER ?= local
 
-.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-signatures bench-install bench-tracing bench-olmctl bench-scale cluster-binaries cluster-up cluster-down cluster-status image release fuzz soak flake-hunt bench-upstream bench-rest
+.PHONY: help deps run run-processes test unit e2e e2e-deployed lint fmt manifests docs docs-serve stats bench-runtime bench-cos bench-catalogd bench-signatures bench-install bench-tracing bench-olmctl bench-scale cluster-binaries cluster-up cluster-down cluster-status image release fuzz soak flake-hunt bench-upstream bench-rest bench-memory
 
 help:
 	@echo "make run            local control plane + real node, cert-manager, OLM deployed from manifests/, one extension installed"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench-olmctl   olmctl --help, search, list, status: wall and CPU time, now vs HEAD (figures)"
 	@echo "make bench-scale    the scale model's inputs at 200, 500 and 1,000 extensions, both drift-watch modes (figures)"
 	@echo "make bench-rest     the API requests OLM sends at rest, idle and on a loaded machine (figures)"
+	@echo "make bench-memory   what one extension costs operator-controller, by allocation site (tracemalloc; figures)"
 	@echo "make bench-upstream ours against upstream OLM v1.11.0 side by side (needs OLMPY_UPSTREAM_BOXCUTTER; figures)"
 	@echo "make fuzz           coverage-guided fuzzing of the untrusted-input parsers (FUZZ_RUNS per target; not in make test)"
 	@echo "make soak           the fault drills (e2e/faults, the network drills) at full size, printing their figures (not in make test)"
@@ -172,6 +173,10 @@ bench-scale: deps
 
 bench-rest: deps
 	$(UV_RUN) python -m hack.bench.rest $(BENCH_REST_ARGS)
+
+# BENCH_MEMORY_ARGS: e.g. "--extensions 200 --key traceback" or "--shared-drift-watches".
+bench-memory: deps
+	$(UV_RUN) python -m hack.bench.memory $(BENCH_MEMORY_ARGS)
 
 bench-upstream: deps
 	$(UV_RUN) python -m hack.bench.upstream.run $(BENCH_UPSTREAM_ARGS)
