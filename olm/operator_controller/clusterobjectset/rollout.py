@@ -225,7 +225,7 @@ class Rollout:
             ),
             return_exceptions=True,
         )
-        for ((_, _, _), (phase, label)), result in zip(looked, results, strict=True):
+        for (_, (phase, label)), result in zip(looked, results, strict=True):
             if isinstance(result, (ValueError, NoKindMatch, WatchUnavailable)):
                 return Outcome(OutcomeKind.RETRYING, f'phase "{phase}": {label}: {result}')
             if isinstance(result, BaseException):
