@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import shutil
 import statistics
@@ -334,10 +335,14 @@ def print_table(rows: list[Row]) -> None:
             last.extensions - before.extensions
         )
         scale = 2000 / last.extensions
+        # The API server takes a fixed number of streams per HTTP/2 connection: connections follow
+        # the watches, not the extensions.
+        connections = math.ceil(last.connections * watches / last.watches) if last.watches else 0
         print(
             f"  {mode}: RSS {rss:.0f} MiB, watches {watches:.0f}, "
-            f"connections {last.connections}, restart {last.restart_seconds * scale:.0f} s "
+            f"connections {connections}, restart {last.restart_seconds * scale:.0f} s "
             f"(linear), drift repair {last.drift_worst:.2f} s worst"
+            + ("" if len(measured) > 1 else " (one size: watches taken to grow from none at none)")
         )
     print(f"machine: {os.cpu_count()} cores shared with other work")
 
