@@ -352,7 +352,7 @@ class Reconciler:
             on_phase_done=lambda phase: self._phase_done(state, phase),
             applied=state.memo.applied if state.memo is not None else None,
             parsed=state.memo.parsed if state.memo is not None else None,
-            prefetch=state.memo is not None,
+            rolling_out=state.memo is not None,
         )
         checks = (*probes.BUILTIN, *probes.from_spec((state.cos.get("spec") or {}).get("progressionProbes")))
         try:

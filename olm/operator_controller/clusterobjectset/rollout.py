@@ -129,6 +129,14 @@ class PhaseFailed(Exception):
     """An object of a phase could not be looked up, released or applied."""
 
 
+_LOOKUP_FAILURES = (ValueError, NoKindMatch, WatchUnavailable)
+"""What looking up an object's kind and watch raises that its phase reports (`_plan`, `_settle`)."""
+
+
+def _phase_failed(phase: str, problem: object) -> Outcome:
+    return Outcome(OutcomeKind.RETRYING, f'phase "{phase}": {problem}')
+
+
 @dataclass(frozen=True)
 class _Planned:
     source: ResolvedObject
@@ -180,12 +188,12 @@ class Rollout:
         on_phase_done: Callable[[str], None],
         applied: Applied | None = None,
         parsed: Parsed | None = None,
-        prefetch: bool = False,
+        rolling_out: bool = False,
     ) -> None:
-        """`applied`, `parsed` and `prefetch`: what a revision still rolling out keeps between
-        reconciles, and whether to start its later phases' watches now and apply without waiting
-        for them (a revision that has succeeded has them running, and walks its phases again only
-        on drift)."""
+        """`applied` and `parsed`: what a revision still rolling out keeps between reconciles.
+        `rolling_out`: the revision has not yet succeeded, so its later phases' watches start now
+        and its phases apply without waiting for any watch (one that has succeeded has them
+        running, and walks its phases again only on drift)."""
         self.client = client
         self.watches = watches
         self.field_manager = field_manager
@@ -193,7 +201,7 @@ class Rollout:
         self.on_phase_done = on_phase_done
         self.applied: Applied = {} if applied is None else applied
         self.parsed: Parsed = {} if parsed is None else parsed
-        self.prefetch = prefetch
+        self.rolling_out = rolling_out
         self._slots = asyncio.Semaphore(concurrency)
         self._unwaited: dict[tuple[GroupVersionKind, str | None, str | None], tuple[str, str]] = {}
         """(kind, namespace, only name) looked up without waiting for its watch -> (phase, label)
@@ -207,7 +215,7 @@ class Rollout:
         checks: Sequence[probes.Probe],
     ) -> Outcome:
         only = only_objects(phases)
-        if self.prefetch:
+        if self.rolling_out:
             self.watches.prefetch(me, self.client, self.identity, _prefetched(phases, only))
         outcome = await self._walk(me, siblings, phases, checks, only)
         unavailable = await self._settle(me)
@@ -226,8 +234,8 @@ class Rollout:
             return_exceptions=True,
         )
         for (_, (phase, label)), result in zip(looked, results, strict=True):
-            if isinstance(result, (ValueError, NoKindMatch, WatchUnavailable)):
-                return Outcome(OutcomeKind.RETRYING, f'phase "{phase}": {label}: {result}')
+            if isinstance(result, _LOOKUP_FAILURES):
+                return _phase_failed(phase, f"{label}: {result}")
             if isinstance(result, BaseException):
                 raise result
         return None
@@ -254,7 +262,7 @@ class Rollout:
                         )
                     )
                 except PhaseFailed as e:
-                    return Outcome(OutcomeKind.RETRYING, f'phase "{phase.name}": {e}')
+                    return _phase_failed(phase.name, e)
                 collisions = [
                     f"{probes.object_label(p.source.manifest)} {p.verdict.message}"
                     for p in planned
@@ -305,13 +313,13 @@ class Rollout:
         name, namespace = _name(manifest)
         if not name:
             raise PhaseFailed(f"{label}: metadata.name is required")
-        wait = not self.prefetch
+        wait = not self.rolling_out
         try:
             gvk = object_kind(manifest)
             watched = await self.watches.lookup(
                 me, self.client, self.identity, gvk, namespace, name=only, wait=wait
             )
-        except (ValueError, NoKindMatch, WatchUnavailable) as e:
+        except _LOOKUP_FAILURES as e:
             raise PhaseFailed(f"{label}: {e}") from e
         if not wait:
             self._unwaited.setdefault((gvk, namespace, only), (phase, label))
