@@ -203,10 +203,24 @@ class DeployedOLM:
         hostname is its name."""
         return (await self.lease_holder(deployment)).split("_")[0]
 
+    async def running_container(self, pod_name: str) -> dict[str, Any]:
+        """The manager container's status once the kubelet reports it running: a container that
+        has just started (a new Pod, a restart) runs before the kubelet's next status write names
+        it, so a status read at once may have no `containerID` yet."""
+        found: dict[str, Any] = {}
+
+        async def running() -> bool:
+            pod = await self.kube.get(kinds.POD, pod_name, namespace=SYSTEM_NAMESPACE)
+            statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
+            found.update(statuses[0])
+            return bool(statuses[0].get("containerID")) and "running" in (statuses[0].get("state") or {})
+
+        await eventually(running, what=f"Pod {pod_name}'s container to be reported running", timeout=120)
+        return found
+
     async def container_id(self, pod_name: str) -> str:
-        pod = await self.kube.get(kinds.POD, pod_name, namespace=SYSTEM_NAMESPACE)
-        statuses = (pod.get("status") or {}).get("containerStatuses") or []
-        return str(statuses[0]["containerID"]).removeprefix("containerd://")
+        status = await self.running_container(pod_name)
+        return str(status["containerID"]).removeprefix("containerd://")
 
     async def connections(self, pod: dict[str, Any], *, peers: list[str]) -> int:
         """TCP connections the Pod holds established to `peers`, from its own socket table."""

@@ -109,9 +109,10 @@ async def test_operator_controller_pod_killed_during_an_install(
 async def test_operator_controller_sigkilled_inside_its_container_during_an_install(
     deployed: DeployedOLM, extensions: DemoExtensions, namespace: str, figures: Figures
 ) -> None:
+    await deploy.wait_rolled_out(deployed.kube, OPERATOR_CONTROLLER, timeout=180)
     (pod,) = await deployed.pods(OPERATOR_CONTROLLER)
     pod_name = pod["metadata"]["name"]
-    restarts = pod["status"]["containerStatuses"][0]["restartCount"]
+    restarts = int((await deployed.running_container(pod_name))["restartCount"])
     name = unique("oc-sigkill")
     account = await extensions.installer(namespace)
     await extensions.install(name, "kube-green", namespace, account, version="0.7.1")
