@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from olm.api import names
 from olm.cli.migrate.v0 import MIGRATED_FROM_ANNOTATION, Installation, InstallMode, install_mode
+from olm_runtime import ownerrefs
 
 __all__ = [
     "MIGRATED_FROM_ANNOTATION",
@@ -24,6 +25,7 @@ __all__ = [
     "installer_name",
     "refusals",
     "spec_changes",
+    "taken_over",
 ]
 
 SUPPORTED_MODES: Final = ("AllNamespaces", "OwnNamespace", "SingleNamespace")
@@ -33,6 +35,22 @@ SETTLED_PLAN_PHASES: Final = ("Complete", "Failed")
 def installer_name(extension: str) -> str:
     """The ServiceAccount a migrated extension is installed as."""
     return f"{extension}-installer"
+
+
+def taken_over(live: Mapping[str, Any], extension: str, revisions: frozenset[str]) -> bool:
+    """Whether the ClusterExtension `extension` has taken `live` over: it carries the extension's
+    labels, or one of the extension's revisions (their uids) controls it. The labels alone do not
+    tell: until its CSV is deleted, v0's olm operator writes adopted objects too, and a write of
+    its can leave one without the extension's labels (the owner references kept) until the
+    revision's drift repair puts them back."""
+    labels = (live.get("metadata") or {}).get("labels") or {}
+    if (
+        labels.get(names.OWNER_KIND_LABEL) == names.CLUSTER_EXTENSION
+        and labels.get(names.OWNER_NAME_LABEL) == extension
+    ):
+        return True
+    controller = ownerrefs.controller_of(live)
+    return controller is not None and str(controller.get("uid")) in revisions
 
 
 def _mode(installation: Installation) -> InstallMode | None:

@@ -31,9 +31,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from olm.api import names, ownership
+from olm.api import names, ownership, revisions
 from olm.api.conditions import TYPE_SERVING
-from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION
+from olm.api.kinds import CLUSTER_CATALOG, CLUSTER_EXTENSION, CLUSTER_OBJECT_SET
 from olm.cli import render
 from olm.cli.catalogs.commands import catalog_object
 from olm.cli.commands import CommandFailed
@@ -70,6 +70,8 @@ class Assessment:
     created: list[dict[str, Any]] = field(default_factory=list)
     v0_only: list[dict[str, Any]] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
+    revisions: frozenset[str] = frozenset()
+    """The uids of the ClusterObjectSets of the ClusterExtension an earlier run created."""
 
     @property
     def waits_for_catalog(self) -> bool:
@@ -98,12 +100,10 @@ def _gvk(obj: Mapping[str, Any]) -> GroupVersionKind:
     return GroupVersionKind.from_api_version(obj["apiVersion"], obj["kind"])
 
 
-def _owned_by_extension(live: Mapping[str, Any], name: str) -> bool:
-    labels = live["metadata"].get("labels") or {}
-    return (
-        labels.get(names.OWNER_KIND_LABEL) == names.CLUSTER_EXTENSION
-        and labels.get(names.OWNER_NAME_LABEL) == name
-    )
+async def _revision_uids(session: Session, extension: Mapping[str, Any]) -> frozenset[str]:
+    name, uid = extension["metadata"]["name"], str(extension["metadata"].get("uid"))
+    listed = await session.client.list(CLUSTER_OBJECT_SET, label_selector=revisions.owner_selector(name))
+    return frozenset(str(r.object["metadata"]["uid"]) for r in revisions.states(listed.items, uid).all)
 
 
 def _extension_name(installation: Installation, taken: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -160,6 +160,7 @@ async def assess_one(
     found.name = name
     if installation.extension is not None:
         found.extension = dict(installation.extension)
+        found.revisions = await _revision_uids(session, installation.extension)
     else:
         key, source = await _catalog_source(session, installation)
         found.catalog = assess.catalog_for(key, source, catalogs, mapped)
@@ -186,7 +187,7 @@ async def assess_one(
         live = await inventory.live_object(session.client, manifest)
         if live is None:
             found.created.append(manifest)
-        elif _owned_by_extension(live, name):
+        elif assess.taken_over(live, found.name, found.revisions):
             found.adopted.append(live)
         elif (controller := ownerrefs.controller_of(live)) is not None:
             found.refusals.append(
@@ -269,8 +270,9 @@ def plan_text(found: Sequence[Assessment]) -> str:
         deleted = []
         if inst.subscription is not None:
             deleted.append(f"Subscription {inst.subscription['metadata']['name']}")
-        if inst.install_plans:
-            deleted.append(f"{len(inst.install_plans)} InstallPlans")
+        plans = [p for p in inst.install_plans if v0.plan_of(p, inst)]
+        if plans:
+            deleted.append(f"{len(plans)} InstallPlans")
         if inst.csv is not None:
             deleted.append(f"CSV {inst.csv_name}")
         if deleted:
@@ -441,7 +443,7 @@ async def _mark(session: Session, assessment: Assessment, step: _Step) -> None:
     package = assessment.installation.package
 
     def retained(live: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        if _owned_by_extension(live, assessment.name):
+        if assess.taken_over(live, assessment.name, assessment.revisions):
             return None
         annotations = live["metadata"].get("annotations") or {}
         if annotations.get(names.RETAINED_PACKAGE_ANNOTATION) == package:
@@ -500,8 +502,11 @@ async def _remove_v0(session: Session, assessment: Assessment, timeout: int, ste
         session, v0.SUBSCRIPTION, installation.subscription
     ):
         step("Subscription deleted")
-    for plan in installation.install_plans:
-        if installation.csv_name in ((plan.get("spec") or {}).get("clusterServiceVersionNames") or ()):
+    # Listed now, not at the plan: the catalog operator may have written another plan for the
+    # Subscription since (it replaces a pending upgrade's plan when it resolves again), and with the
+    # Subscription gone it writes no more.
+    for plan in (await session.client.list(v0.INSTALL_PLAN, namespace=installation.namespace)).items:
+        if v0.plan_of(plan, installation):
             await _delete(session, v0.INSTALL_PLAN, plan)
     await _release(session, assessment, cluster_scoped_only=True)
     csv = installation.csv

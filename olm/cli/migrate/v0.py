@@ -32,6 +32,7 @@ __all__ = [
     "made_by",
     "operator_label",
     "owned_crds",
+    "plan_of",
     "released_metadata",
 ]
 
@@ -152,6 +153,17 @@ class Installation:
 
 def _owner_references(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list((obj.get("metadata") or {}).get("ownerReferences") or ())
+
+
+def plan_of(plan: Mapping[str, Any], installation: Installation) -> bool:
+    """Whether the InstallPlan `plan` is the installation's: it installs the installation's CSV, or
+    the installation's Subscription is the only Subscription that owns it (a plan for an upgrade)."""
+    if installation.csv_name in ((plan.get("spec") or {}).get("clusterServiceVersionNames") or ()):
+        return True
+    if installation.subscription is None:
+        return False
+    subscriptions = {str(r.get("uid")) for r in _owner_references(plan) if r.get("kind") == SUBSCRIPTION.kind}
+    return subscriptions == {str(installation.subscription["metadata"].get("uid"))}
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:

@@ -12,6 +12,7 @@ from olm.cli.migrate.assess import (
     extension_for,
     refusals,
     spec_changes,
+    taken_over,
 )
 from olm.cli.migrate.v0 import Installation
 
@@ -195,3 +196,26 @@ def test_spec_changes_names_each_changed_path() -> None:
     }
     assert spec_changes(live, same) == []
     assert spec_changes(live, changed) == ["spec.replicas", "spec.template.spec.containers[0].image"]
+
+
+def test_an_object_is_taken_over_when_it_has_the_extensions_labels_or_a_revision_controls_it() -> None:
+    def sa(labels: dict[str, str], controller_uid: str | None) -> dict[str, Any]:
+        refs: list[dict[str, Any]] = [{"kind": "ClusterServiceVersion", "name": "etcd.v1.0.0", "uid": "csv"}]
+        if controller_uid:
+            refs.append(
+                {"kind": "ClusterObjectSet", "name": "etcd-1", "uid": controller_uid, "controller": True}
+            )
+        return {"metadata": {"name": "etcd", "labels": labels, "ownerReferences": refs}}
+
+    owner = {
+        "olm.operatorframework.io/owner-kind": "ClusterExtension",
+        "olm.operatorframework.io/owner-name": "etcd",
+    }
+    revisions = frozenset({"rev-1"})
+    assert taken_over(sa(owner, "rev-1"), "etcd", revisions)
+    # v0 rewrote the labels of an object the revision controls: still the extension's.
+    assert taken_over(sa({"olm-owner": "x"}, "rev-1"), "etcd", revisions)
+    assert not taken_over(sa({}, "someone-else"), "etcd", revisions)
+    assert not taken_over(sa({}, None), "etcd", revisions)
+    other = {**owner, "olm.operatorframework.io/owner-name": "etcd-team"}
+    assert not taken_over(sa(other, None), "etcd", revisions)

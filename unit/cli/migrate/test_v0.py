@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from olm.cli.migrate.v0 import Installation, install_mode, made_by, released_metadata
+from olm.cli.migrate.v0 import Installation, install_mode, made_by, plan_of, released_metadata
 
 CSV_UID = "csv-uid"
 
@@ -22,7 +22,7 @@ def _csv(**spec: Any) -> dict[str, Any]:
 
 def _installation(csv: dict[str, Any] | None = None) -> Installation:
     subscription = {
-        "metadata": {"name": "etcd", "namespace": "team"},
+        "metadata": {"name": "etcd", "namespace": "team", "uid": "sub-uid"},
         "spec": {"name": "etcd", "channel": "alpha"},
     }
     return Installation(
@@ -113,3 +113,24 @@ def test_released_metadata_drops_the_crds_installed_alongside_mark_of_this_insta
     assert released_metadata(crd, _installation()) == {
         "annotations": {"operatorframework.io/installed-alongside-1a2b": None}
     }
+
+
+def test_the_installations_plans_are_those_of_its_csv_or_of_its_subscription_alone() -> None:
+    def plan(csvs: list[str], subscriptions: list[str]) -> dict[str, Any]:
+        refs = [{"kind": "Subscription", "name": f"s-{uid}", "uid": uid} for uid in subscriptions]
+        return {
+            "metadata": {"name": "install-x", "ownerReferences": refs},
+            "spec": {"clusterServiceVersionNames": csvs},
+        }
+
+    installation = _installation()
+    assert plan_of(plan(["etcd.v0.9.4"], ["sub-uid"]), installation)
+    # A plan for an upgrade the catalog operator wrote after the plan was read.
+    assert plan_of(plan(["etcd.v0.9.5"], ["sub-uid"]), installation)
+    assert not plan_of(plan(["etcd.v0.9.5"], ["sub-uid", "other"]), installation)
+    assert not plan_of(plan(["redis.v1"], ["other"]), installation)
+    resumed = Installation(
+        namespace="team", subscription=None, csv=_csv(), operator_groups=[], install_plans=[]
+    )
+    assert plan_of(plan(["etcd.v0.9.4"], []), resumed)
+    assert not plan_of(plan(["etcd.v0.9.5"], ["sub-uid"]), resumed)
