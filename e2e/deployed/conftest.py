@@ -207,16 +207,17 @@ class DeployedOLM:
         """The manager container's status once the kubelet reports it running: a container that
         has just started (a new Pod, a restart) runs before the kubelet's next status write names
         it, so a status read at once may have no `containerID` yet."""
-        found: dict[str, Any] = {}
+        latest: dict[str, Any] = {}
 
         async def running() -> bool:
             pod = await self.kube.get(kinds.POD, pod_name, namespace=SYSTEM_NAMESPACE)
-            statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
-            found.update(statuses[0])
-            return bool(statuses[0].get("containerID")) and "running" in (statuses[0].get("state") or {})
+            # The last read alone: a merge of reads could pair one read's id with another's state.
+            latest.clear()
+            latest.update(((pod.get("status") or {}).get("containerStatuses") or [{}])[0])
+            return bool(latest.get("containerID")) and "running" in (latest.get("state") or {})
 
         await eventually(running, what=f"Pod {pod_name}'s container to be reported running", timeout=120)
-        return found
+        return latest
 
     async def container_id(self, pod_name: str) -> str:
         status = await self.running_container(pod_name)
